@@ -1,0 +1,14 @@
+//! What Flotilla's host daemon and hub share: names and groups, the
+//! directory rules of who may see whom, the control protocol and the binary
+//! codec, the redb store, and supervision helpers.
+//!
+//! Nothing here spawns processes or binds sockets; the host and hub crates
+//! drive these types.
+
+pub mod codec;
+pub mod directory;
+pub mod model;
+pub mod names;
+pub mod protocol;
+pub mod store;
+pub mod supervision;

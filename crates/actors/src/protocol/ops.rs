@@ -1,0 +1,408 @@
+//! Every control op: its arguments, its reply, and the [`Request`] enum the
+//! daemon dispatches on. `docs/protocol.md` mirrors this file.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{ControlError, ErrorCode, Op};
+use crate::model::{Message, PeerKind, Timestamp};
+use crate::names::{GroupName, HostName, MessageId, PeerId, PeerName};
+
+macro_rules! ops {
+    ($($(#[$doc:meta])* $variant:ident($ty:ident) = $name:literal -> $reply:ty;)*) => {
+        $(
+            impl Op for $ty {
+                const NAME: &'static str = $name;
+                type Reply = $reply;
+            }
+        )*
+
+        /// A parsed request.
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum Request {
+            $($(#[$doc])* $variant($ty),)*
+        }
+
+        /// The name of every op, for documentation and error hints.
+        pub const OP_NAMES: &[&str] = &[$($name),*];
+
+        impl Request {
+            /// Interprets an op name and its arguments.
+            pub fn from_parts(op: &str, args: Value) -> Result<Self, ControlError> {
+                let args = if args.is_null() { Value::Object(Default::default()) } else { args };
+                match op {
+                    $($name => serde_json::from_value(args).map(Request::$variant).map_err(|e| bad_args($name, e)),)*
+                    other => Err(ControlError::new(
+                        ErrorCode::BadRequest,
+                        format!("unknown op {other:?}"),
+                    ).with_hint(format!("known ops: {}", OP_NAMES.join(", ")))),
+                }
+            }
+
+            /// The op's name.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Request::$variant(_) => $name,)*
+                }
+            }
+        }
+    };
+}
+
+fn bad_args(op: &str, e: serde_json::Error) -> ControlError {
+    ControlError::new(ErrorCode::BadRequest, format!("bad arguments for {op}: {e}"))
+        .with_hint("see docs/protocol.md for the arguments of each op")
+}
+
+ops! {
+    /// The daemon's health and counters.
+    HostStatus(HostStatusArgs) = "host.status" -> HostStatusReply;
+    /// Stop the daemon gracefully.
+    Shutdown(ShutdownArgs) = "host.shutdown" -> Empty;
+    /// Register (or extend) a mailbox peer.
+    PeerJoin(PeerJoinArgs) = "peer.join" -> PeerView;
+    /// Remove a peer.
+    PeerLeave(PeerLeaveArgs) = "peer.leave" -> PeerLeaveReply;
+    /// Rename a peer, keeping its groups and unread messages.
+    PeerRename(PeerRenameArgs) = "peer.rename" -> PeerView;
+    /// The peers visible to one peer.
+    Peers(PeersArgs) = "peers" -> PeersReply;
+    /// Send to named targets.
+    Send(SendArgs) = "send" -> SendReply;
+    /// Send to every other member of a group.
+    Broadcast(BroadcastArgs) = "broadcast" -> SendReply;
+    /// Answer the sender of a message.
+    Reply(ReplyArgs) = "reply" -> SendReply;
+    /// Read the oldest unacknowledged messages.
+    InboxFetch(InboxFetchArgs) = "inbox.fetch" -> InboxReply;
+    /// Acknowledge read messages.
+    InboxAck(InboxAckArgs) = "inbox.ack" -> InboxAckReply;
+    /// Every peer on the host, for the operator.
+    Roster(RosterArgs) = "roster" -> RosterReply;
+    /// Verify the store.
+    StoreCheck(StoreCheckArgs) = "store.check" -> StoreCheckReply;
+    /// Test hook: make one actor fail (only when the daemon enables test hooks).
+    DebugFail(DebugFailArgs) = "debug.fail" -> Empty;
+}
+
+/// An empty argument list or reply.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Empty {}
+
+/// Arguments of `host.status`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct HostStatusArgs {}
+
+/// Arguments of `host.shutdown`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ShutdownArgs {}
+
+/// The state of one actor in the daemon's tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActorState {
+    /// Serving.
+    Running,
+    /// Failed and waiting for its restart.
+    Restarting,
+    /// Stopped (shutdown, or gave up).
+    Stopped,
+}
+
+/// One actor's line in `host.status`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ActorStatus {
+    /// The actor's role (`registry`, `router`...).
+    pub name: String,
+    /// Its state.
+    pub state: ActorState,
+    /// How many times it was restarted since the daemon started.
+    pub restarts: u32,
+    /// Why it last failed.
+    pub last_failure: Option<String>,
+}
+
+/// Message counters.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MessageCounts {
+    /// Unacknowledged inbox entries across all peers.
+    pub queued: u64,
+    /// Distinct messages accepted since the daemon started.
+    pub accepted_since_start: u64,
+}
+
+/// Reply of `host.status`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostStatusReply {
+    /// Schema id of this shape: `flotilla.host-status.v1`.
+    pub schema: String,
+    /// The daemon's version.
+    pub version: String,
+    /// The control protocol version.
+    pub protocol: u32,
+    /// The host's name.
+    pub host: HostName,
+    /// The daemon's process id.
+    pub pid: u32,
+    /// When it started.
+    pub started_at: Timestamp,
+    /// Seconds since it started.
+    pub uptime_secs: u64,
+    /// Each actor of the tree.
+    pub actors: Vec<ActorStatus>,
+    /// Registered peers.
+    pub peers: u64,
+    /// Message counters.
+    pub messages: MessageCounts,
+}
+
+/// Arguments of `peer.join`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PeerJoinArgs {
+    /// The peer's name on this host.
+    pub name: PeerName,
+    /// Groups to join (not `session:` groups).
+    #[serde(default)]
+    pub groups: Vec<GroupName>,
+    /// Free-text product (`shell`, `ci`...).
+    #[serde(default)]
+    pub product: Option<String>,
+}
+
+/// A peer as shown to a client.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PeerView {
+    /// `HOST/NAME`.
+    pub id: PeerId,
+    /// Mailbox, lane or session.
+    pub kind: PeerKind,
+    /// Free-text product.
+    pub product: Option<String>,
+    /// Groups, the private group first (in `peers`, only shared ones).
+    pub groups: Vec<GroupName>,
+    /// `active` if seen in the last five minutes, else `idle`.
+    pub state: String,
+    /// When it last made a request.
+    pub last_seen: Option<Timestamp>,
+}
+
+/// Arguments of `peer.leave`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PeerLeaveArgs {
+    /// The peer's name on this host.
+    pub name: PeerName,
+    /// Leave even with unread messages (they are dropped).
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// Reply of `peer.leave`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PeerLeaveReply {
+    /// The removed peer.
+    pub id: PeerId,
+    /// Unread messages dropped with it (only with `force`).
+    pub dropped_unread: u64,
+}
+
+/// Arguments of `peer.rename`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PeerRenameArgs {
+    /// Current name.
+    pub old: PeerName,
+    /// New name.
+    pub new: PeerName,
+}
+
+/// Arguments of `peers`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PeersArgs {
+    /// The viewer.
+    #[serde(rename = "as")]
+    pub as_peer: PeerName,
+}
+
+/// Reply of `peers`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PeersReply {
+    /// Schema id: `flotilla.peers.v1`.
+    pub schema: String,
+    /// The viewer's id.
+    pub viewer: PeerId,
+    /// Peers sharing a group with the viewer.
+    pub peers: Vec<PeerView>,
+}
+
+/// Arguments of `send`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SendArgs {
+    /// The sender, a peer of this host.
+    #[serde(rename = "as")]
+    pub as_peer: PeerName,
+    /// Targets: ids (`HOST/NAME`) or names.
+    pub to: Vec<String>,
+    /// One-line summary.
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// The text.
+    pub body: String,
+    /// The message id; a retry must reuse it. Generated when absent.
+    #[serde(default)]
+    pub id: Option<MessageId>,
+}
+
+/// Arguments of `broadcast`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BroadcastArgs {
+    /// The sender.
+    #[serde(rename = "as")]
+    pub as_peer: PeerName,
+    /// The group; the sender must be a member.
+    pub group: GroupName,
+    /// One-line summary.
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// The text.
+    pub body: String,
+    /// The message id, for retries.
+    #[serde(default)]
+    pub id: Option<MessageId>,
+}
+
+/// Arguments of `reply`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReplyArgs {
+    /// The replying peer; it must have received the message.
+    #[serde(rename = "as")]
+    pub as_peer: PeerName,
+    /// The message answered.
+    pub to_message: MessageId,
+    /// One-line summary.
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// The text.
+    pub body: String,
+    /// The reply's own id, for retries.
+    #[serde(default)]
+    pub id: Option<MessageId>,
+}
+
+/// Reply of `send`, `broadcast` and `reply`: the message is on disk.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SendReply {
+    /// The message id.
+    pub id: MessageId,
+    /// Where it went.
+    pub recipients: Vec<PeerId>,
+    /// The sender's sequence number.
+    pub seq: u64,
+    /// When it was accepted.
+    pub sent_at: Timestamp,
+    /// True when this id had been accepted before (a retry); nothing new was stored.
+    pub duplicate: bool,
+}
+
+/// Arguments of `inbox.fetch`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InboxFetchArgs {
+    /// The reader.
+    #[serde(rename = "as")]
+    pub as_peer: PeerName,
+    /// Wait up to this many milliseconds for a first message.
+    #[serde(default)]
+    pub wait_ms: u64,
+    /// At most this many messages (default 100).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// Reply of `inbox.fetch`: oldest first, not yet acknowledged.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InboxReply {
+    /// Schema id: `flotilla.inbox.v1`.
+    pub schema: String,
+    /// The reader's id.
+    pub peer: PeerId,
+    /// The messages.
+    pub messages: Vec<Message>,
+    /// How many remain after these.
+    pub remaining: u64,
+}
+
+/// Arguments of `inbox.ack`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InboxAckArgs {
+    /// The reader.
+    #[serde(rename = "as")]
+    pub as_peer: PeerName,
+    /// Messages read.
+    pub ids: Vec<MessageId>,
+}
+
+/// Reply of `inbox.ack`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InboxAckReply {
+    /// How many were removed from the inbox (already acknowledged ones count 0).
+    pub acked: u64,
+}
+
+/// Arguments of `roster`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RosterArgs {}
+
+/// One peer in the operator's roster.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RosterPeer {
+    /// `HOST/NAME`.
+    pub id: PeerId,
+    /// Free-text product.
+    pub product: Option<String>,
+    /// Mailbox, lane or session.
+    pub kind: PeerKind,
+    /// All its groups, the private one first.
+    pub groups: Vec<GroupName>,
+    /// `active` or `idle`.
+    pub state: String,
+    /// Unacknowledged messages.
+    pub inbox_depth: u64,
+    /// When it last made a request.
+    pub last_seen: Option<Timestamp>,
+}
+
+/// Reply of `roster` (`flotilla.roster.v1`, see docs/roster.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RosterReply {
+    /// Schema id: `flotilla.roster.v1`.
+    pub schema: String,
+    /// The host.
+    pub host: HostName,
+    /// When the roster was taken.
+    pub generated_at: Timestamp,
+    /// Every peer of the host.
+    pub peers: Vec<RosterPeer>,
+}
+
+/// Arguments of `store.check`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StoreCheckArgs {}
+
+/// Reply of `store.check`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoreCheckReply {
+    /// Whether every check passed.
+    pub ok: bool,
+    /// The store's file.
+    pub path: String,
+    /// Its schema version.
+    pub schema_version: u64,
+    /// What was checked and found.
+    pub detail: String,
+}
+
+/// Arguments of `debug.fail`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DebugFailArgs {
+    /// `registry`, `router` or `watchdog`.
+    pub actor: String,
+}

@@ -1,0 +1,273 @@
+//! The group-commit queue: the one writer of a store.
+//!
+//! Writes from any task go into a channel; a dedicated thread takes every
+//! write waiting at that moment, applies them in one redb transaction,
+//! commits it durably (one fsync for the whole group) and only then answers
+//! each writer. So an acknowledgement always means "on disk", and many
+//! concurrent senders share fsyncs. [`CommitQueue::shutdown`] lets the thread
+//! finish the group in progress and everything queued before it, then stop.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::JoinHandle;
+
+use tokio::sync::{mpsc, oneshot, watch};
+
+use super::mail::{self, AcceptOutcome, NewMessage};
+use super::peers;
+use super::{Store, StoreError};
+use crate::model::{PeerRecord, Timestamp};
+use crate::names::{MessageId, PeerId};
+
+/// Most writes applied in one transaction.
+const MAX_GROUP: usize = 1024;
+/// Queue depth before writers wait.
+const QUEUE_DEPTH: usize = 8192;
+
+/// One write.
+#[derive(Debug)]
+enum WriteOp {
+    Accept(NewMessage),
+    Ack { peer: PeerId, ids: Vec<MessageId> },
+    PutPeer(PeerRecord),
+    RemovePeer { id: PeerId, force: bool },
+    RenamePeer { old: PeerId, new: PeerId },
+    Touch(Vec<(PeerId, Timestamp)>),
+}
+
+#[derive(Debug)]
+enum WriteDone {
+    Accepted(AcceptOutcome),
+    Count(u64),
+    Peer(PeerRecord),
+    Nothing,
+}
+
+type Reply = oneshot::Sender<Result<WriteDone, StoreError>>;
+
+#[derive(Debug)]
+enum Cmd {
+    Write(WriteOp, Reply),
+    Stop,
+}
+
+/// Counters of the writer, for status and benchmarks.
+#[derive(Debug, Default)]
+pub struct CommitStats {
+    /// Transactions committed.
+    pub commits: AtomicU64,
+    /// Writes applied.
+    pub writes: AtomicU64,
+    /// Messages newly stored.
+    pub accepted: AtomicU64,
+}
+
+/// A handle on the writer; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct CommitQueue {
+    tx: mpsc::Sender<Cmd>,
+    stats: Arc<CommitStats>,
+}
+
+impl CommitQueue {
+    /// Starts the writer thread. `mail_epoch` is bumped after every commit
+    /// that changed an inbox, so readers waiting for mail wake up.
+    pub fn start(
+        store: Arc<Store>,
+        mail_epoch: watch::Sender<u64>,
+    ) -> std::io::Result<(Self, JoinHandle<()>)> {
+        let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
+        let stats = Arc::new(CommitStats::default());
+        let writer = Writer {
+            store,
+            rx,
+            mail_epoch,
+            stats: stats.clone(),
+        };
+        let handle = std::thread::Builder::new()
+            .name("flotilla-commit".into())
+            .spawn(move || writer.run())?;
+        Ok((Self { tx, stats }, handle))
+    }
+
+    /// The writer's counters.
+    pub fn stats(&self) -> &CommitStats {
+        &self.stats
+    }
+
+    /// Asks the writer to stop once everything queued so far is committed.
+    pub async fn shutdown(&self) {
+        let _ = self.tx.send(Cmd::Stop).await;
+    }
+
+    async fn write(&self, op: WriteOp) -> Result<WriteDone, StoreError> {
+        let (reply, rx) = oneshot::channel();
+        let stopped = || StoreError::Rejected("the store is shutting down".into());
+        self.tx
+            .send(Cmd::Write(op, reply))
+            .await
+            .map_err(|_| stopped())?;
+        rx.await.map_err(|_| stopped())?
+    }
+
+    /// Accepts a message durably (or recognises a retry).
+    pub async fn accept(&self, m: NewMessage) -> Result<AcceptOutcome, StoreError> {
+        match self.write(WriteOp::Accept(m)).await? {
+            WriteDone::Accepted(o) => Ok(o),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Acknowledges messages; returns how many were removed.
+    pub async fn ack(&self, peer: PeerId, ids: Vec<MessageId>) -> Result<u64, StoreError> {
+        self.count(WriteOp::Ack { peer, ids }).await
+    }
+
+    /// Registers or updates a peer.
+    pub async fn put_peer(&self, peer: PeerRecord) -> Result<(), StoreError> {
+        self.write(WriteOp::PutPeer(peer)).await.map(drop)
+    }
+
+    /// Removes a peer; returns how many unread messages were dropped.
+    pub async fn remove_peer(&self, id: PeerId, force: bool) -> Result<u64, StoreError> {
+        self.count(WriteOp::RemovePeer { id, force }).await
+    }
+
+    /// Renames a peer; returns its new record.
+    pub async fn rename_peer(&self, old: PeerId, new: PeerId) -> Result<PeerRecord, StoreError> {
+        match self.write(WriteOp::RenamePeer { old, new }).await? {
+            WriteDone::Peer(p) => Ok(p),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Records last-seen times.
+    pub async fn touch(&self, seen: Vec<(PeerId, Timestamp)>) -> Result<(), StoreError> {
+        self.write(WriteOp::Touch(seen)).await.map(drop)
+    }
+
+    async fn count(&self, op: WriteOp) -> Result<u64, StoreError> {
+        match self.write(op).await? {
+            WriteDone::Count(n) => Ok(n),
+            other => Err(unexpected(other)),
+        }
+    }
+}
+
+fn unexpected(done: WriteDone) -> StoreError {
+    StoreError::Rejected(format!("the writer answered with {done:?}"))
+}
+
+struct Writer {
+    store: Arc<Store>,
+    rx: mpsc::Receiver<Cmd>,
+    mail_epoch: watch::Sender<u64>,
+    stats: Arc<CommitStats>,
+}
+
+impl Writer {
+    fn run(mut self) {
+        while let Some(first) = self.rx.blocking_recv() {
+            let mut group = Vec::new();
+            let mut stop = false;
+            let mut next = Some(first);
+            while let Some(cmd) = next {
+                match cmd {
+                    Cmd::Write(op, reply) => group.push((op, reply)),
+                    Cmd::Stop => {
+                        stop = true;
+                        break;
+                    }
+                }
+                next = if group.len() < MAX_GROUP { self.rx.try_recv().ok() } else { None };
+            }
+            if !group.is_empty() {
+                self.commit_group(group);
+            }
+            if stop {
+                self.rx.close();
+                while let Ok(Cmd::Write(op, reply)) = self.rx.try_recv() {
+                    self.commit_group(vec![(op, reply)]);
+                }
+                break;
+            }
+        }
+        tracing::debug!("commit queue stopped");
+    }
+
+    fn commit_group(&self, group: Vec<(WriteOp, Reply)>) {
+        let mail_changed = group
+            .iter()
+            .any(|(op, _)| matches!(op, WriteOp::Accept(_) | WriteOp::Ack { .. }));
+        let (results, outcome) = self.apply_group(group);
+        self.stats.commits.fetch_add(1, Ordering::Relaxed);
+        self.stats.writes.fetch_add(results.len() as u64, Ordering::Relaxed);
+        match outcome {
+            Ok(()) => {
+                for (result, reply) in results {
+                    if let Ok(WriteDone::Accepted(AcceptOutcome::Stored(_))) = &result {
+                        self.stats.accepted.fetch_add(1, Ordering::Relaxed);
+                    }
+                    let _ = reply.send(result);
+                }
+                if mail_changed {
+                    self.mail_epoch.send_modify(|e| *e += 1);
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "store commit failed; the whole group was refused");
+                let text = e.to_string();
+                for (_, reply) in results {
+                    let _ = reply.send(Err(StoreError::Rejected(format!("write failed: {text}"))));
+                }
+            }
+        }
+    }
+
+    /// Applies every write in one transaction and commits it. A write that
+    /// breaks a rule only fails itself; a storage failure fails the group.
+    #[allow(clippy::type_complexity)]
+    fn apply_group(
+        &self,
+        group: Vec<(WriteOp, Reply)>,
+    ) -> (Vec<(Result<WriteDone, StoreError>, Reply)>, Result<(), StoreError>) {
+        let mut results = Vec::with_capacity(group.len());
+        let txn = match self.store.db().begin_write() {
+            Ok(txn) => txn,
+            Err(e) => {
+                let results = group.into_iter().map(|(_, r)| (Ok(WriteDone::Nothing), r)).collect();
+                return (results, Err(e.into()));
+            }
+        };
+        let mut fatal = None;
+        for (op, reply) in group {
+            if fatal.is_some() {
+                results.push((Ok(WriteDone::Nothing), reply));
+                continue;
+            }
+            match apply(&txn, op) {
+                Err(e @ (StoreError::Db(_) | StoreError::Codec(_))) => {
+                    fatal = Some(e);
+                    results.push((Ok(WriteDone::Nothing), reply));
+                }
+                other => results.push((other, reply)),
+            }
+        }
+        let outcome = match fatal {
+            Some(e) => Err(e),
+            None => txn.commit().map_err(StoreError::from),
+        };
+        (results, outcome)
+    }
+}
+
+fn apply(txn: &redb::WriteTransaction, op: WriteOp) -> Result<WriteDone, StoreError> {
+    match op {
+        WriteOp::Accept(m) => mail::accept(txn, m).map(WriteDone::Accepted),
+        WriteOp::Ack { peer, ids } => mail::ack(txn, &peer, &ids).map(WriteDone::Count),
+        WriteOp::PutPeer(p) => peers::put_peer(txn, &p).map(|()| WriteDone::Nothing),
+        WriteOp::RemovePeer { id, force } => peers::remove_peer(txn, &id, force).map(WriteDone::Count),
+        WriteOp::RenamePeer { old, new } => peers::rename_peer(txn, &old, &new).map(WriteDone::Peer),
+        WriteOp::Touch(seen) => peers::touch(txn, &seen).map(|()| WriteDone::Nothing),
+    }
+}

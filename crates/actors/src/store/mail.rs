@@ -1,0 +1,282 @@
+//! Messages in the store: acceptance with dedupe and per-sender sequence
+//! numbers, inbox reads, acknowledgements, and the consistency check.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, WriteTransaction};
+use serde::{Deserialize, Serialize};
+
+use super::schema::{HOST_SEQ_KEY, INBOX, MESSAGES, META, PEERS, SEEN, SENDER_SEQ, table_names};
+use super::{Store, StoreError};
+use crate::codec;
+use crate::model::{Message, Timestamp};
+use crate::names::{GroupName, MessageId, PeerId};
+
+/// Decoding limit for one stored message: the largest configurable message
+/// plus its envelope.
+const MESSAGE_LIMIT: usize = codec::HARD_LIMIT;
+
+/// A message the router admitted, before the store gives it its numbers.
+#[derive(Debug, Clone)]
+pub struct NewMessage {
+    /// Sender-chosen id.
+    pub id: MessageId,
+    /// Verified sender.
+    pub from: PeerId,
+    /// Recipients (already admitted).
+    pub to: Vec<PeerId>,
+    /// Group, for a broadcast.
+    pub group: Option<GroupName>,
+    /// Summary.
+    pub summary: Option<String>,
+    /// Text.
+    pub body: String,
+    /// Answered message.
+    pub in_reply_to: Option<MessageId>,
+    /// Acceptance time.
+    pub sent_at: Timestamp,
+}
+
+/// What the store remembers of every accepted id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeenRecord {
+    /// The sender.
+    pub from: PeerId,
+    /// The recipients.
+    pub to: Vec<PeerId>,
+    /// The sender's sequence number.
+    pub seq: u64,
+    /// When it was accepted.
+    pub sent_at: Timestamp,
+}
+
+/// The result of accepting a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AcceptOutcome {
+    /// Stored now.
+    Stored(SeenRecord),
+    /// The id was accepted before; nothing new was stored.
+    Duplicate(SeenRecord),
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct StoredMessage {
+    message: Message,
+    /// How many inboxes still hold it.
+    pending: u32,
+}
+
+/// Accepts one message inside a write transaction.
+pub(crate) fn accept(txn: &WriteTransaction, m: NewMessage) -> Result<AcceptOutcome, StoreError> {
+    let id = m.id.as_str().to_owned();
+    if let Some(prev) = txn.open_table(SEEN)?.get(id.as_str())? {
+        let prev: SeenRecord = codec::decode(prev.value(), MESSAGE_LIMIT)?;
+        if prev.from != m.from {
+            return Err(StoreError::Rejected(format!(
+                "message id {id} was already used by another sender; pick a new id"
+            )));
+        }
+        return Ok(AcceptOutcome::Duplicate(prev));
+    }
+    let peers = txn.open_table(PEERS)?;
+    for who in std::iter::once(&m.from).chain(&m.to) {
+        if peers.get(who.to_string().as_str())?.is_none() {
+            return Err(StoreError::Rejected(format!("{who} is no longer registered")));
+        }
+    }
+    drop(peers);
+    let seq = bump(&mut txn.open_table(SENDER_SEQ)?, &m.from.to_string())?;
+    let record = SeenRecord {
+        from: m.from.clone(),
+        to: m.to.clone(),
+        seq,
+        sent_at: m.sent_at,
+    };
+    txn.open_table(SEEN)?
+        .insert(id.as_str(), codec::encode(&record)?.as_slice())?;
+    if !m.to.is_empty() {
+        let host_seq = bump(&mut txn.open_table(META)?, HOST_SEQ_KEY)?;
+        let mut inbox = txn.open_table(INBOX)?;
+        for r in &m.to {
+            inbox.insert((r.to_string().as_str(), host_seq), id.as_str())?;
+        }
+        let pending = m.to.len() as u32;
+        let message = Message {
+            id: m.id,
+            from: m.from,
+            to: m.to,
+            group: m.group,
+            summary: m.summary,
+            body: m.body,
+            sent_at: m.sent_at,
+            seq,
+            in_reply_to: m.in_reply_to,
+        };
+        let bytes = codec::encode(&StoredMessage { message, pending })?;
+        txn.open_table(MESSAGES)?.insert(id.as_str(), bytes.as_slice())?;
+    }
+    Ok(AcceptOutcome::Stored(record))
+}
+
+fn bump(table: &mut redb::Table<&str, u64>, key: &str) -> Result<u64, StoreError> {
+    let next = table.get(key)?.map(|v| v.value()).unwrap_or(0) + 1;
+    table.insert(key, next)?;
+    Ok(next)
+}
+
+/// The inbox sequence numbers of one peer, oldest first.
+pub(crate) fn inbox_keys(txn: &WriteTransaction, peer: &str) -> Result<Vec<u64>, StoreError> {
+    let inbox = txn.open_table(INBOX)?;
+    let mut keys = Vec::new();
+    for row in inbox.range((peer, 0)..=(peer, u64::MAX))? {
+        keys.push(row?.0.value().1);
+    }
+    Ok(keys)
+}
+
+/// Removes every inbox entry of a peer, releasing the messages.
+pub(crate) fn drop_inbox(txn: &WriteTransaction, peer: &str) -> Result<(), StoreError> {
+    for seq in inbox_keys(txn, peer)? {
+        let id = txn.open_table(INBOX)?.remove((peer, seq))?.map(|v| v.value().to_owned());
+        if let Some(id) = id {
+            release(txn, &id)?;
+        }
+    }
+    Ok(())
+}
+
+fn release(txn: &WriteTransaction, id: &str) -> Result<(), StoreError> {
+    let mut messages = txn.open_table(MESSAGES)?;
+    let stored = messages.get(id)?.map(|v| codec::decode::<StoredMessage>(v.value(), MESSAGE_LIMIT));
+    match stored {
+        Some(Ok(mut s)) if s.pending > 1 => {
+            s.pending -= 1;
+            messages.insert(id, codec::encode(&s)?.as_slice())?;
+        }
+        Some(Ok(_)) => {
+            messages.remove(id)?;
+        }
+        Some(Err(e)) => return Err(e.into()),
+        None => {}
+    }
+    Ok(())
+}
+
+/// Acknowledges messages of one inbox; returns how many were removed.
+pub(crate) fn ack(txn: &WriteTransaction, peer: &PeerId, ids: &[MessageId]) -> Result<u64, StoreError> {
+    let key = peer.to_string();
+    let mut wanted: BTreeSet<&str> = ids.iter().map(MessageId::as_str).collect();
+    let mut found = Vec::new();
+    {
+        let inbox = txn.open_table(INBOX)?;
+        for row in inbox.range((key.as_str(), 0)..=(key.as_str(), u64::MAX))? {
+            if wanted.is_empty() {
+                break;
+            }
+            let (k, v) = row?;
+            if wanted.remove(v.value()) {
+                found.push((k.value().1, v.value().to_owned()));
+            }
+        }
+    }
+    for (seq, id) in &found {
+        txn.open_table(INBOX)?.remove((key.as_str(), *seq))?;
+        release(txn, id)?;
+    }
+    Ok(found.len() as u64)
+}
+
+impl Store {
+    /// The oldest messages of a peer's inbox, at most `limit`, and no more
+    /// than `byte_budget` of bodies (always at least one); and how many remain.
+    pub fn fetch_inbox(
+        &self,
+        peer: &PeerId,
+        limit: usize,
+        byte_budget: usize,
+    ) -> Result<(Vec<Message>, u64), StoreError> {
+        let txn = self.db().begin_read()?;
+        let inbox = txn.open_table(INBOX)?;
+        let messages = txn.open_table(MESSAGES)?;
+        let key = peer.to_string();
+        let (mut out, mut bytes, mut total) = (Vec::new(), 0usize, 0u64);
+        for row in inbox.range((key.as_str(), 0)..=(key.as_str(), u64::MAX))? {
+            let (_, id) = row?;
+            total += 1;
+            if out.len() >= limit || (bytes >= byte_budget && !out.is_empty()) {
+                continue;
+            }
+            if let Some(v) = messages.get(id.value())? {
+                let stored: StoredMessage = codec::decode(v.value(), MESSAGE_LIMIT)?;
+                bytes += stored.message.body.len();
+                out.push(stored.message);
+            }
+        }
+        let remaining = total - out.len() as u64;
+        Ok((out, remaining))
+    }
+
+    /// What the store remembers of an accepted id.
+    pub fn seen(&self, id: &MessageId) -> Result<Option<SeenRecord>, StoreError> {
+        let txn = self.db().begin_read()?;
+        let table = txn.open_table(SEEN)?;
+        let got = table.get(id.as_str())?;
+        Ok(match got {
+            Some(v) => Some(codec::decode(v.value(), MESSAGE_LIMIT)?),
+            None => None,
+        })
+    }
+
+    /// Unacknowledged messages per peer.
+    pub fn inbox_depths(&self) -> Result<BTreeMap<String, u64>, StoreError> {
+        let txn = self.db().begin_read()?;
+        let inbox = txn.open_table(INBOX)?;
+        let mut out = BTreeMap::new();
+        for row in inbox.iter()? {
+            let (k, _) = row?;
+            *out.entry(k.value().0.to_owned()).or_insert(0) += 1;
+        }
+        Ok(out)
+    }
+
+    /// Unacknowledged inbox entries in all.
+    pub fn queued(&self) -> Result<u64, StoreError> {
+        let txn = self.db().begin_read()?;
+        Ok(txn.open_table(INBOX)?.len()?)
+    }
+
+    /// Reads every record and checks that inboxes, messages and their
+    /// reference counts agree. Returns a one-line report.
+    pub fn verify(&self) -> Result<String, StoreError> {
+        let txn = self.db().begin_read()?;
+        let mut refs: BTreeMap<String, u32> = BTreeMap::new();
+        let inbox = txn.open_table(INBOX)?;
+        for row in inbox.iter()? {
+            *refs.entry(row?.1.value().to_owned()).or_insert(0) += 1;
+        }
+        let messages = txn.open_table(MESSAGES)?;
+        for row in messages.iter()? {
+            let (k, v) = row?;
+            let stored: StoredMessage = codec::decode(v.value(), MESSAGE_LIMIT)?;
+            let held = refs.remove(k.value()).unwrap_or(0);
+            if held != stored.pending {
+                return Err(StoreError::Rejected(format!(
+                    "message {} is held by {held} inboxes but counts {}",
+                    k.value(),
+                    stored.pending
+                )));
+            }
+        }
+        if let Some((id, _)) = refs.into_iter().next() {
+            return Err(StoreError::Rejected(format!("an inbox holds missing message {id}")));
+        }
+        let peers = self.load_peers()?.len();
+        Ok(format!(
+            "{} tables, {peers} peers, {} messages, {} inbox entries, {} ids seen: consistent",
+            table_names().len(),
+            messages.len()?,
+            inbox.len()?,
+            txn.open_table(SEEN)?.len()?
+        ))
+    }
+}

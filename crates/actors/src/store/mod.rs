@@ -1,0 +1,157 @@
+//! The durable store: one redb file per host (and, later, per hub).
+//!
+//! Owns the schema (tables, version, migrations), the reads, and the writes
+//! that the group-commit queue ([`commit`]) applies. Only the daemon opens a
+//! store; redb's file lock makes a second opener fail. Every write commits
+//! with immediate durability: when a write's reply is sent, it is on disk.
+
+pub mod commit;
+mod mail;
+mod peers;
+mod schema;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+
+use redb::{Database, ReadableDatabase};
+
+pub use mail::{AcceptOutcome, NewMessage, SeenRecord};
+pub use schema::SCHEMA_VERSION;
+
+use crate::codec::CodecError;
+
+/// Why the store could not do something.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The file was written by a newer Flotilla.
+    #[error(
+        "the store {path} has schema version {found}, newer than the {supported} this flotilla understands; \
+         nothing was changed. Run a flotilla release at least as new as the one that wrote it"
+    )]
+    TooNew {
+        /// The file.
+        path: PathBuf,
+        /// Its schema version.
+        found: u64,
+        /// The newest this build knows.
+        supported: u64,
+    },
+    /// The file is a redb database but not a Flotilla store.
+    #[error("{path} is not a flotilla store (it has tables but no schema version); move it away")]
+    Foreign {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Another process holds the file.
+    #[error("the store {path} is open in another process; only the daemon opens it")]
+    Locked {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A record could not be decoded (corruption, or a bug).
+    #[error("a stored record could not be read: {0}")]
+    Codec(#[from] CodecError),
+    /// A rule of the data was broken (for example, a recipient vanished).
+    #[error("{0}")]
+    Rejected(String),
+    /// redb failed.
+    #[error("store: {0}")]
+    Db(Box<redb::Error>),
+}
+
+macro_rules! from_redb {
+    ($($t:ty),*) => {$(
+        impl From<$t> for StoreError {
+            fn from(e: $t) -> Self {
+                Self::Db(Box::new(e.into()))
+            }
+        }
+    )*};
+}
+from_redb!(
+    redb::Error,
+    redb::DatabaseError,
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError
+);
+
+/// What the integrity check at open found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Integrity {
+    /// The file was consistent.
+    Clean,
+    /// The file was damaged and redb repaired it.
+    Repaired,
+}
+
+/// An open store.
+#[derive(Debug)]
+pub struct Store {
+    db: Database,
+    path: PathBuf,
+    integrity: Integrity,
+}
+
+impl Store {
+    /// Opens (or creates) the store at `path`, checks redb's integrity,
+    /// refuses a newer schema without writing, and migrates an older one.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let mut db = if path.exists() {
+            Database::open(path)
+        } else {
+            Database::create(path)
+        }
+        .map_err(|e| match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked {
+                path: path.to_owned(),
+            },
+            other => other.into(),
+        })?;
+        let integrity = if db.check_integrity()? {
+            Integrity::Clean
+        } else {
+            Integrity::Repaired
+        };
+        let found = schema::read_version(&db.begin_read()?, path)?;
+        if found > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: path.to_owned(),
+                found,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        if found < SCHEMA_VERSION {
+            let txn = db.begin_write()?;
+            schema::migrate(&txn, found)?;
+            txn.commit()?;
+        }
+        Ok(Self {
+            db,
+            path: path.to_owned(),
+            integrity,
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What the check at open found.
+    pub fn integrity(&self) -> &Integrity {
+        &self.integrity
+    }
+
+    /// The schema version on disk.
+    pub fn schema_version(&self) -> Result<u64, StoreError> {
+        schema::read_version(&self.db.begin_read()?, &self.path)
+    }
+
+    pub(crate) fn db(&self) -> &Database {
+        &self.db
+    }
+}

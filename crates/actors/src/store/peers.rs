@@ -1,0 +1,147 @@
+//! Peers in the store: registration, removal, renaming and last-seen times.
+
+use std::collections::BTreeMap;
+
+use redb::{ReadableDatabase, ReadableTable, WriteTransaction};
+
+use super::mail::{drop_inbox, inbox_keys};
+use super::schema::{INBOX, LAST_SEEN, PEERS, SENDER_SEQ};
+use super::{Store, StoreError};
+use crate::codec;
+use crate::model::{PeerRecord, Timestamp};
+use crate::names::{GroupName, PeerId};
+
+const RECORD_LIMIT: usize = 1024 * 1024;
+
+impl Store {
+    /// Every registered peer.
+    pub fn load_peers(&self) -> Result<Vec<PeerRecord>, StoreError> {
+        let txn = self.db().begin_read()?;
+        let table = txn.open_table(PEERS)?;
+        let mut peers = Vec::new();
+        for row in table.iter()? {
+            let (_, value) = row?;
+            peers.push(codec::decode(value.value(), RECORD_LIMIT)?);
+        }
+        Ok(peers)
+    }
+
+    /// When each peer last made a request, as last flushed.
+    pub fn load_last_seen(&self) -> Result<BTreeMap<PeerId, Timestamp>, StoreError> {
+        let txn = self.db().begin_read()?;
+        let table = txn.open_table(LAST_SEEN)?;
+        let mut out = BTreeMap::new();
+        for row in table.iter()? {
+            let (k, v) = row?;
+            if let Ok(id) = PeerId::parse(k.value()) {
+                out.insert(id, Timestamp(v.value()));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Inserts or replaces a peer.
+pub(crate) fn put_peer(txn: &WriteTransaction, peer: &PeerRecord) -> Result<(), StoreError> {
+    let bytes = codec::encode(peer)?;
+    txn.open_table(PEERS)?
+        .insert(peer.id.to_string().as_str(), bytes.as_slice())?;
+    Ok(())
+}
+
+/// Removes a peer. With unread messages it refuses unless `force`, in which
+/// case they are dropped; returns how many were dropped.
+pub(crate) fn remove_peer(
+    txn: &WriteTransaction,
+    id: &PeerId,
+    force: bool,
+) -> Result<u64, StoreError> {
+    let key = id.to_string();
+    if txn.open_table(PEERS)?.get(key.as_str())?.is_none() {
+        return Err(StoreError::Rejected(format!("no peer {id}")));
+    }
+    let unread = inbox_keys(txn, &key)?.len() as u64;
+    if unread > 0 && !force {
+        return Err(StoreError::Rejected(format!(
+            "{id} has {unread} unread message(s)"
+        )));
+    }
+    drop_inbox(txn, &key)?;
+    txn.open_table(PEERS)?.remove(key.as_str())?;
+    txn.open_table(LAST_SEEN)?.remove(key.as_str())?;
+    Ok(unread)
+}
+
+/// Renames a peer: its record, inbox, sequence number and last-seen time
+/// move to the new id, and every peer that was in the old private group is
+/// moved to the new one.
+pub(crate) fn rename_peer(
+    txn: &WriteTransaction,
+    old: &PeerId,
+    new: &PeerId,
+) -> Result<PeerRecord, StoreError> {
+    let (old_key, new_key) = (old.to_string(), new.to_string());
+    let mut peers = txn.open_table(PEERS)?;
+    if peers.get(new_key.as_str())?.is_some() {
+        return Err(StoreError::Rejected(format!("{new} already exists")));
+    }
+    let mut record: PeerRecord = match peers.remove(old_key.as_str())? {
+        Some(v) => codec::decode(v.value(), RECORD_LIMIT)?,
+        None => return Err(StoreError::Rejected(format!("no peer {old}"))),
+    };
+    drop(peers);
+    record.id = new.clone();
+    put_peer(txn, &record)?;
+    move_private_group(txn, old, new)?;
+    let seqs = inbox_keys(txn, &old_key)?;
+    let mut inbox = txn.open_table(INBOX)?;
+    for seq in seqs {
+        let id = inbox.remove((old_key.as_str(), seq))?.map(|v| v.value().to_owned());
+        if let Some(id) = id {
+            inbox.insert((new_key.as_str(), seq), id.as_str())?;
+        }
+    }
+    for table in [SENDER_SEQ, LAST_SEEN] {
+        let mut t = txn.open_table(table)?;
+        let moved = t.remove(old_key.as_str())?.map(|v| v.value());
+        if let Some(v) = moved {
+            t.insert(new_key.as_str(), v)?;
+        }
+    }
+    Ok(record)
+}
+
+fn move_private_group(txn: &WriteTransaction, old: &PeerId, new: &PeerId) -> Result<(), StoreError> {
+    let (old_group, new_group) = (GroupName::session(old), GroupName::session(new));
+    let members: Vec<PeerRecord> = {
+        let table = txn.open_table(PEERS)?;
+        let mut out = Vec::new();
+        for row in table.iter()? {
+            let (_, v) = row?;
+            let p: PeerRecord = codec::decode(v.value(), RECORD_LIMIT)?;
+            if p.groups.contains(&old_group) {
+                out.push(p);
+            }
+        }
+        out
+    };
+    for mut p in members {
+        p.groups.remove(&old_group);
+        p.groups.insert(new_group.clone());
+        put_peer(txn, &p)?;
+    }
+    Ok(())
+}
+
+/// Records last-seen times.
+pub(crate) fn touch(txn: &WriteTransaction, seen: &[(PeerId, Timestamp)]) -> Result<(), StoreError> {
+    let peers = txn.open_table(PEERS)?;
+    let mut table = txn.open_table(LAST_SEEN)?;
+    for (id, at) in seen {
+        let key = id.to_string();
+        if peers.get(key.as_str())?.is_some() {
+            table.insert(key.as_str(), at.0)?;
+        }
+    }
+    Ok(())
+}

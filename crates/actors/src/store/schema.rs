@@ -1,0 +1,79 @@
+//! The store's tables, its schema version and the migrations between
+//! versions. A migration runs inside one write transaction.
+
+use std::path::Path;
+
+use redb::{ReadTransaction, TableDefinition, TableHandle, WriteTransaction};
+
+use super::StoreError;
+
+/// The schema this build writes.
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// Key `schema_version`, and `host_seq` (the last inbox sequence number).
+pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+/// Peer id to encoded `PeerRecord`.
+pub(crate) const PEERS: TableDefinition<&str, &[u8]> = TableDefinition::new("peers");
+/// Peer id to when it last made a request (milliseconds).
+pub(crate) const LAST_SEEN: TableDefinition<&str, u64> = TableDefinition::new("last_seen");
+/// Message id to encoded `StoredMessage` (the message and how many inboxes hold it).
+pub(crate) const MESSAGES: TableDefinition<&str, &[u8]> = TableDefinition::new("messages");
+/// (recipient id, host sequence number) to message id: each peer's inbox, in order.
+pub(crate) const INBOX: TableDefinition<(&str, u64), &str> = TableDefinition::new("inbox");
+/// Sender id to its last sequence number.
+pub(crate) const SENDER_SEQ: TableDefinition<&str, u64> = TableDefinition::new("sender_seq");
+/// Message id to encoded `SeenRecord`: every accepted id, for dedupe and replies.
+pub(crate) const SEEN: TableDefinition<&str, &[u8]> = TableDefinition::new("seen");
+
+pub(crate) const VERSION_KEY: &str = "schema_version";
+pub(crate) const HOST_SEQ_KEY: &str = "host_seq";
+
+/// Reads the schema version: 0 for an empty file.
+pub(crate) fn read_version(txn: &ReadTransaction, path: &Path) -> Result<u64, StoreError> {
+    let tables = txn.list_tables()?.count();
+    match txn.open_table(META) {
+        Ok(meta) => Ok(meta.get(VERSION_KEY)?.map(|v| v.value()).unwrap_or(0)),
+        Err(redb::TableError::TableDoesNotExist(_)) if tables == 0 => Ok(0),
+        Err(redb::TableError::TableDoesNotExist(_)) => Err(StoreError::Foreign {
+            path: path.to_owned(),
+        }),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Brings a store from version `from` to [`SCHEMA_VERSION`].
+pub(crate) fn migrate(txn: &WriteTransaction, from: u64) -> Result<(), StoreError> {
+    for version in from..SCHEMA_VERSION {
+        match version {
+            0 => create_v1(txn)?,
+            _ => unreachable!("no migration from version {version}"),
+        }
+        tracing::info!(from = version, to = version + 1, "store migrated");
+    }
+    txn.open_table(META)?.insert(VERSION_KEY, SCHEMA_VERSION)?;
+    Ok(())
+}
+
+fn create_v1(txn: &WriteTransaction) -> Result<(), StoreError> {
+    txn.open_table(META)?;
+    txn.open_table(PEERS)?;
+    txn.open_table(LAST_SEEN)?;
+    txn.open_table(MESSAGES)?;
+    txn.open_table(INBOX)?;
+    txn.open_table(SENDER_SEQ)?;
+    txn.open_table(SEEN)?;
+    Ok(())
+}
+
+/// Names of the tables, for the integrity report.
+pub(crate) fn table_names() -> [&'static str; 7] {
+    [
+        META.name(),
+        PEERS.name(),
+        LAST_SEEN.name(),
+        MESSAGES.name(),
+        INBOX.name(),
+        SENDER_SEQ.name(),
+        SEEN.name(),
+    ]
+}

@@ -1,0 +1,164 @@
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use super::commit::CommitQueue;
+use super::schema::{META, VERSION_KEY};
+use super::*;
+use crate::model::{PeerKind, PeerRecord, Timestamp};
+use crate::names::{GroupName, MessageId, PeerId};
+
+fn peer(id: &str, groups: &[&str]) -> PeerRecord {
+    PeerRecord {
+        id: PeerId::parse(id).expect("id"),
+        kind: PeerKind::Mailbox,
+        product: None,
+        groups: groups
+            .iter()
+            .map(|g| GroupName::new(g).expect("g"))
+            .collect::<BTreeSet<_>>(),
+        joined_at: Timestamp(1),
+    }
+}
+
+fn msg(id: &str, from: &str, to: &[&str]) -> NewMessage {
+    NewMessage {
+        id: MessageId::new(id).expect("id"),
+        from: PeerId::parse(from).expect("from"),
+        to: to.iter().map(|t| PeerId::parse(t).expect("to")).collect(),
+        group: None,
+        summary: None,
+        body: format!("body of {id}"),
+        in_reply_to: None,
+        sent_at: Timestamp(2),
+    }
+}
+
+async fn fixture() -> (tempfile::TempDir, Arc<Store>, CommitQueue) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = Arc::new(Store::open(&dir.path().join("s.redb")).expect("open"));
+    let (q, _h) = CommitQueue::start(store.clone(), watch::channel(0).0).expect("queue");
+    for p in [peer("h/a", &["g"]), peer("h/b", &["g"]), peer("h/c", &["g"])] {
+        q.put_peer(p).await.expect("put");
+    }
+    (dir, store, q)
+}
+
+#[tokio::test]
+async fn accepted_messages_are_deduplicated_and_ordered() {
+    let (_d, store, q) = fixture().await;
+    let first = q.accept(msg("m1", "h/a", &["h/b", "h/c"])).await.expect("m1");
+    let AcceptOutcome::Stored(rec) = first else { panic!("stored") };
+    assert_eq!(rec.seq, 1);
+    let again = q.accept(msg("m1", "h/a", &["h/b", "h/c"])).await.expect("retry");
+    assert!(matches!(again, AcceptOutcome::Duplicate(ref r) if r.seq == 1));
+    q.accept(msg("m2", "h/a", &["h/b"])).await.expect("m2");
+    let (got, remaining) = store.fetch_inbox(&PeerId::parse("h/b").expect("b"), 10, 1 << 20).expect("fetch");
+    let ids: Vec<&str> = got.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["m1", "m2"]);
+    assert_eq!(got[1].seq, 2);
+    assert_eq!(remaining, 0);
+    // Another sender may not reuse the id.
+    assert!(q.accept(msg("m1", "h/b", &["h/a"])).await.is_err());
+    assert!(store.verify().expect("verify").contains("consistent"));
+}
+
+#[tokio::test]
+async fn acks_release_messages_once_every_inbox_read_them() {
+    let (_d, store, q) = fixture().await;
+    q.accept(msg("m1", "h/a", &["h/b", "h/c"])).await.expect("m1");
+    let b = PeerId::parse("h/b").expect("b");
+    let c = PeerId::parse("h/c").expect("c");
+    let ids = vec![MessageId::new("m1").expect("id")];
+    assert_eq!(q.ack(b.clone(), ids.clone()).await.expect("ack"), 1);
+    assert_eq!(q.ack(b.clone(), ids.clone()).await.expect("again"), 0);
+    assert_eq!(store.fetch_inbox(&c, 10, 1 << 20).expect("c").0.len(), 1);
+    q.ack(c.clone(), ids).await.expect("ack c");
+    assert_eq!(store.queued().expect("queued"), 0);
+    assert!(store.verify().expect("verify").contains("0 messages"));
+}
+
+#[tokio::test]
+async fn unknown_recipients_are_refused_whole() {
+    let (_d, store, q) = fixture().await;
+    assert!(q.accept(msg("m1", "h/a", &["h/b", "h/zz"])).await.is_err());
+    assert_eq!(store.queued().expect("queued"), 0);
+    assert!(store.seen(&MessageId::new("m1").expect("id")).expect("seen").is_none());
+}
+
+#[tokio::test]
+async fn leaving_with_unread_mail_needs_force_and_rename_moves_everything() {
+    let (_d, store, q) = fixture().await;
+    let mut lane = peer("h/lane", &["session:h/b"]);
+    lane.kind = PeerKind::Lane;
+    q.put_peer(lane).await.expect("lane");
+    q.accept(msg("m1", "h/a", &["h/b"])).await.expect("m1");
+    let b = PeerId::parse("h/b").expect("b");
+    let b2 = PeerId::parse("h/b2").expect("b2");
+    let renamed = q.rename_peer(b.clone(), b2.clone()).await.expect("rename");
+    assert_eq!(renamed.id, b2);
+    assert_eq!(store.fetch_inbox(&b2, 10, 1 << 20).expect("inbox").0.len(), 1);
+    let peers = store.load_peers().expect("peers");
+    let lane = peers.iter().find(|p| p.id.name.as_str() == "lane").expect("lane");
+    assert!(lane.groups.contains(&GroupName::new("session:h/b2").expect("g")));
+    assert!(q.remove_peer(b2.clone(), false).await.is_err());
+    assert_eq!(q.remove_peer(b2, true).await.expect("force"), 1);
+    assert_eq!(store.queued().expect("queued"), 0);
+    assert!(store.verify().is_ok());
+}
+
+#[tokio::test]
+async fn many_concurrent_writers_share_commits() {
+    let (_d, store, q) = fixture().await;
+    let mut tasks = Vec::new();
+    for i in 0..400 {
+        let q = q.clone();
+        tasks.push(tokio::spawn(async move {
+            q.accept(msg(&format!("m{i}"), "h/a", &["h/b"])).await
+        }));
+    }
+    for t in tasks {
+        t.await.expect("join").expect("accepted");
+    }
+    let commits = q.stats().commits.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(commits < 400, "{commits} commits for 400 concurrent writes");
+    assert_eq!(store.queued().expect("q"), 400);
+}
+
+#[test]
+fn a_newer_schema_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("s.redb");
+    {
+        let store = Store::open(&path).expect("create");
+        let txn = store.db().begin_write().expect("txn");
+        txn.open_table(META).expect("meta").insert(VERSION_KEY, 99).expect("set");
+        txn.commit().expect("commit");
+    }
+    let err = Store::open(&path).expect_err("too new");
+    assert!(matches!(err, StoreError::TooNew { found: 99, .. }), "{err}");
+    assert!(err.to_string().contains("nothing was changed"));
+    let db = redb::Database::open(&path).expect("reopen raw");
+    let txn = redb::ReadableDatabase::begin_read(&db).expect("read");
+    let version = txn.open_table(META).expect("meta").get(VERSION_KEY).expect("get").map(|v| v.value());
+    assert_eq!(version, Some(99));
+}
+
+#[test]
+fn a_second_opener_is_refused() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("s.redb");
+    let _first = Store::open(&path).expect("first");
+    assert!(matches!(Store::open(&path), Err(StoreError::Locked { .. })));
+}
+
+#[test]
+fn reopening_keeps_the_version() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("s.redb");
+    drop(Store::open(&path).expect("create"));
+    let store = Store::open(&path).expect("reopen");
+    assert_eq!(store.schema_version().expect("v"), SCHEMA_VERSION);
+    assert_eq!(store.integrity(), &Integrity::Clean);
+}
