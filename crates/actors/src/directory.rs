@@ -104,7 +104,10 @@ impl Directory {
     }
 
     /// The peers, other than `viewer` itself, that share a group with it.
-    pub fn visible_to<'a>(&'a self, viewer: &'a PeerRecord) -> impl Iterator<Item = &'a PeerRecord> {
+    pub fn visible_to<'a>(
+        &'a self,
+        viewer: &'a PeerRecord,
+    ) -> impl Iterator<Item = &'a PeerRecord> {
         self.peers
             .values()
             .filter(move |p| p.id != viewer.id && p.shares_group_with(viewer))
@@ -116,7 +119,9 @@ impl Directory {
         let target_owned = || target.to_owned();
         if let Ok(id) = PeerId::parse(target) {
             return match self.peers.get(&id) {
-                None => Err(TargetProblem::Unknown { target: target_owned() }),
+                None => Err(TargetProblem::Unknown {
+                    target: target_owned(),
+                }),
                 Some(p) => self.check_visible(sender, p, target),
             };
         }
@@ -131,8 +136,12 @@ impl Directory {
             .filter(|p| p.id == sender.id || p.shares_group_with(sender))
             .collect();
         match (named.len(), visible.as_slice()) {
-            (0, _) => Err(TargetProblem::Unknown { target: target_owned() }),
-            (_, []) => Err(TargetProblem::NotVisible { target: target_owned() }),
+            (0, _) => Err(TargetProblem::Unknown {
+                target: target_owned(),
+            }),
+            (_, []) => Err(TargetProblem::NotVisible {
+                target: target_owned(),
+            }),
             (_, [one]) => self.check_visible(sender, one, target),
             (_, many) => Err(TargetProblem::Ambiguous {
                 target: target_owned(),
@@ -148,11 +157,15 @@ impl Directory {
         target: &str,
     ) -> Result<PeerId, TargetProblem> {
         if peer.id == sender.id {
-            Err(TargetProblem::IsSender { target: target.to_owned() })
+            Err(TargetProblem::IsSender {
+                target: target.to_owned(),
+            })
         } else if peer.shares_group_with(sender) {
             Ok(peer.id.clone())
         } else {
-            Err(TargetProblem::NotVisible { target: target.to_owned() })
+            Err(TargetProblem::NotVisible {
+                target: target.to_owned(),
+            })
         }
     }
 
@@ -236,7 +249,10 @@ mod tests {
     #[test]
     fn resolution_prefers_ids_and_reports_ambiguity() {
         let d = dir();
-        let lead = d.get(&PeerId::parse("h/lead").expect("id")).expect("lead").clone();
+        let lead = d
+            .get(&PeerId::parse("h/lead").expect("id"))
+            .expect("lead")
+            .clone();
         assert_eq!(
             d.resolve(&lead, "w/reviewer").expect("id").to_string(),
             "w/reviewer"
@@ -245,16 +261,31 @@ mod tests {
             d.resolve(&lead, "reviewer"),
             Err(TargetProblem::Ambiguous { ref candidates, .. }) if candidates.len() == 2
         ));
-        assert_eq!(d.resolve(&lead, "worker").expect("name").to_string(), "h/worker");
-        assert!(matches!(d.resolve(&lead, "loner"), Err(TargetProblem::NotVisible { .. })));
-        assert!(matches!(d.resolve(&lead, "ghost"), Err(TargetProblem::Unknown { .. })));
-        assert!(matches!(d.resolve(&lead, "lead"), Err(TargetProblem::IsSender { .. })));
+        assert_eq!(
+            d.resolve(&lead, "worker").expect("name").to_string(),
+            "h/worker"
+        );
+        assert!(matches!(
+            d.resolve(&lead, "loner"),
+            Err(TargetProblem::NotVisible { .. })
+        ));
+        assert!(matches!(
+            d.resolve(&lead, "ghost"),
+            Err(TargetProblem::Unknown { .. })
+        ));
+        assert!(matches!(
+            d.resolve(&lead, "lead"),
+            Err(TargetProblem::IsSender { .. })
+        ));
     }
 
     #[test]
     fn admission_is_all_or_nothing() {
         let d = dir();
-        let lead = d.get(&PeerId::parse("h/lead").expect("id")).expect("lead").clone();
+        let lead = d
+            .get(&PeerId::parse("h/lead").expect("id"))
+            .expect("lead")
+            .clone();
         let targets = ["worker".to_owned(), "ghost".to_owned(), "loner".to_owned()];
         let bad = d.admit_send(&lead, &targets).expect_err("must refuse");
         assert_eq!(bad.len(), 2);
@@ -267,7 +298,10 @@ mod tests {
     #[test]
     fn broadcast_needs_membership() {
         let d = dir();
-        let lead = d.get(&PeerId::parse("h/lead").expect("id")).expect("lead").clone();
+        let lead = d
+            .get(&PeerId::parse("h/lead").expect("id"))
+            .expect("lead")
+            .clone();
         let proj = GroupName::new("proj").expect("g");
         assert_eq!(d.admit_broadcast(&lead, &proj).expect("member").len(), 2);
         let other = GroupName::new("other").expect("g");

@@ -36,9 +36,7 @@ impl Backoff {
         }
         let exp = self.failures.min(20);
         self.failures = self.failures.saturating_add(1);
-        self.base
-            .saturating_mul(1u32 << exp)
-            .min(self.max)
+        self.base.saturating_mul(1u32 << exp).min(self.max)
     }
 
     /// Failures since the last stable run.
@@ -63,7 +61,11 @@ mod tests {
 
     #[test]
     fn doubles_up_to_the_cap_and_resets_after_a_stable_run() {
-        let mut b = Backoff::new(Duration::from_millis(10), Duration::from_millis(70), Duration::from_secs(5));
+        let mut b = Backoff::new(
+            Duration::from_millis(10),
+            Duration::from_millis(70),
+            Duration::from_secs(5),
+        );
         let short = Duration::from_millis(1);
         let delays: Vec<u128> = (0..5).map(|_| b.on_failure(short).as_millis()).collect();
         assert_eq!(delays, [10, 20, 40, 70, 70]);

@@ -1,1 +1,32 @@
-fn main(){}
+//! The `flotilla` command: parses the command line, runs one command against
+//! the daemon of the chosen home (or runs the daemon itself), and maps every
+//! error to a documented exit code.
+
+mod args;
+mod bench;
+mod commands;
+mod exit;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    let json = cli.json;
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(exit::FAILED);
+        }
+    };
+    match runtime.block_on(commands::run(cli)) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => exit::report(&err, json),
+    }
+}

@@ -1,1 +1,18 @@
-//! Host.
+//! Flotilla's host daemon: the actor tree (see [`supervisor`]), the control
+//! socket, homes, config, the daemon's lifecycle and its service files, and
+//! the client the `flotilla` command uses to talk to it.
+
+pub mod client;
+pub mod config;
+pub mod context;
+pub mod control;
+pub mod daemon;
+pub mod home;
+pub mod lock;
+mod logging;
+pub mod registry;
+pub mod router;
+pub mod service;
+pub mod status;
+pub mod supervisor;
+pub mod watchdog;

@@ -70,10 +70,22 @@ mod tests {
     async fn reads_lines_and_skips_oversized_ones() {
         let data = b"{\"a\":1}\nxxxxxxxxxxxxxxxxxxxx\n{}\npartial".to_vec();
         let mut r = tokio::io::BufReader::with_capacity(4, data.as_slice());
-        assert_eq!(read_line(&mut r, 10).await.expect("1").as_deref(), Some(&b"{\"a\":1}"[..]));
-        assert!(matches!(read_line(&mut r, 10).await, Err(LineError::TooLong { limit: 10 })));
-        assert_eq!(read_line(&mut r, 10).await.expect("3").as_deref(), Some(&b"{}"[..]));
-        assert!(matches!(read_line(&mut r, 10).await, Err(LineError::Truncated)));
+        assert_eq!(
+            read_line(&mut r, 10).await.expect("1").as_deref(),
+            Some(&b"{\"a\":1}"[..])
+        );
+        assert!(matches!(
+            read_line(&mut r, 10).await,
+            Err(LineError::TooLong { limit: 10 })
+        ));
+        assert_eq!(
+            read_line(&mut r, 10).await.expect("3").as_deref(),
+            Some(&b"{}"[..])
+        );
+        assert!(matches!(
+            read_line(&mut r, 10).await,
+            Err(LineError::Truncated)
+        ));
         assert!(read_line(&mut r, 10).await.expect("eof").is_none());
     }
 }

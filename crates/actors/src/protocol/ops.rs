@@ -51,8 +51,11 @@ macro_rules! ops {
 }
 
 fn bad_args(op: &str, e: serde_json::Error) -> ControlError {
-    ControlError::new(ErrorCode::BadRequest, format!("bad arguments for {op}: {e}"))
-        .with_hint("see docs/protocol.md for the arguments of each op")
+    ControlError::new(
+        ErrorCode::BadRequest,
+        format!("bad arguments for {op}: {e}"),
+    )
+    .with_hint("see docs/protocol.md for the arguments of each op")
 }
 
 ops! {

@@ -26,16 +26,29 @@ fn parses_a_typed_request() {
 
 #[test]
 fn missing_args_mean_empty_args() {
-    let (_, req) = RequestFrame::parse(&line(json!({"v":1,"id":"a","op":"host.status"}))).expect("ok");
+    let (_, req) =
+        RequestFrame::parse(&line(json!({"v":1,"id":"a","op":"host.status"}))).expect("ok");
     assert_eq!(req.name(), "host.status");
 }
 
 #[test]
 fn refuses_bad_frames_with_codes() {
     let cases = [
-        (b"not json".to_vec(), ErrorCode::BadRequest, serde_json::Value::Null),
-        (line(json!({"v":2,"id":1,"op":"roster"})), ErrorCode::UnsupportedVersion, json!(1)),
-        (line(json!({"v":1,"id":2,"op":"nope"})), ErrorCode::BadRequest, json!(2)),
+        (
+            b"not json".to_vec(),
+            ErrorCode::BadRequest,
+            serde_json::Value::Null,
+        ),
+        (
+            line(json!({"v":2,"id":1,"op":"roster"})),
+            ErrorCode::UnsupportedVersion,
+            json!(1),
+        ),
+        (
+            line(json!({"v":1,"id":2,"op":"nope"})),
+            ErrorCode::BadRequest,
+            json!(2),
+        ),
         (
             line(json!({"v":1,"id":3,"op":"peer.join","args":{"name":"a b"}})),
             ErrorCode::BadRequest,

@@ -100,22 +100,42 @@ impl CommitQueue {
         let _ = self.tx.send(Cmd::Stop).await;
     }
 
-    async fn write(&self, op: WriteOp) -> Result<WriteDone, StoreError> {
+    async fn submit(
+        &self,
+        op: WriteOp,
+    ) -> Result<oneshot::Receiver<Result<WriteDone, StoreError>>, StoreError> {
         let (reply, rx) = oneshot::channel();
-        let stopped = || StoreError::Rejected("the store is shutting down".into());
         self.tx
             .send(Cmd::Write(op, reply))
             .await
             .map_err(|_| stopped())?;
-        rx.await.map_err(|_| stopped())?
+        Ok(rx)
+    }
+
+    async fn write(&self, op: WriteOp) -> Result<WriteDone, StoreError> {
+        self.submit(op).await?.await.map_err(|_| stopped())?
     }
 
     /// Accepts a message durably (or recognises a retry).
     pub async fn accept(&self, m: NewMessage) -> Result<AcceptOutcome, StoreError> {
-        match self.write(WriteOp::Accept(m)).await? {
-            WriteDone::Accepted(o) => Ok(o),
-            other => Err(unexpected(other)),
-        }
+        self.submit_accept(m).await?.await
+    }
+
+    /// Queues a message for acceptance and returns at once with a future of
+    /// the outcome: writes queued one after another commit in that order, so
+    /// a caller that must keep order queues in order and awaits elsewhere.
+    pub async fn submit_accept(
+        &self,
+        m: NewMessage,
+    ) -> Result<impl Future<Output = Result<AcceptOutcome, StoreError>> + Send + 'static, StoreError>
+    {
+        let rx = self.submit(WriteOp::Accept(m)).await?;
+        Ok(async move {
+            match rx.await.map_err(|_| stopped())?? {
+                WriteDone::Accepted(o) => Ok(o),
+                other => Err(unexpected(other)),
+            }
+        })
     }
 
     /// Acknowledges messages; returns how many were removed.
@@ -154,6 +174,10 @@ impl CommitQueue {
     }
 }
 
+fn stopped() -> StoreError {
+    StoreError::Rejected("the store is shutting down".into())
+}
+
 fn unexpected(done: WriteDone) -> StoreError {
     StoreError::Rejected(format!("the writer answered with {done:?}"))
 }
@@ -179,7 +203,11 @@ impl Writer {
                         break;
                     }
                 }
-                next = if group.len() < MAX_GROUP { self.rx.try_recv().ok() } else { None };
+                next = if group.len() < MAX_GROUP {
+                    self.rx.try_recv().ok()
+                } else {
+                    None
+                };
             }
             if !group.is_empty() {
                 self.commit_group(group);
@@ -201,7 +229,9 @@ impl Writer {
             .any(|(op, _)| matches!(op, WriteOp::Accept(_) | WriteOp::Ack { .. }));
         let (results, outcome) = self.apply_group(group);
         self.stats.commits.fetch_add(1, Ordering::Relaxed);
-        self.stats.writes.fetch_add(results.len() as u64, Ordering::Relaxed);
+        self.stats
+            .writes
+            .fetch_add(results.len() as u64, Ordering::Relaxed);
         match outcome {
             Ok(()) => {
                 for (result, reply) in results {
@@ -230,12 +260,18 @@ impl Writer {
     fn apply_group(
         &self,
         group: Vec<(WriteOp, Reply)>,
-    ) -> (Vec<(Result<WriteDone, StoreError>, Reply)>, Result<(), StoreError>) {
+    ) -> (
+        Vec<(Result<WriteDone, StoreError>, Reply)>,
+        Result<(), StoreError>,
+    ) {
         let mut results = Vec::with_capacity(group.len());
         let txn = match self.store.db().begin_write() {
             Ok(txn) => txn,
             Err(e) => {
-                let results = group.into_iter().map(|(_, r)| (Ok(WriteDone::Nothing), r)).collect();
+                let results = group
+                    .into_iter()
+                    .map(|(_, r)| (Ok(WriteDone::Nothing), r))
+                    .collect();
                 return (results, Err(e.into()));
             }
         };
@@ -266,8 +302,12 @@ fn apply(txn: &redb::WriteTransaction, op: WriteOp) -> Result<WriteDone, StoreEr
         WriteOp::Accept(m) => mail::accept(txn, m).map(WriteDone::Accepted),
         WriteOp::Ack { peer, ids } => mail::ack(txn, &peer, &ids).map(WriteDone::Count),
         WriteOp::PutPeer(p) => peers::put_peer(txn, &p).map(|()| WriteDone::Nothing),
-        WriteOp::RemovePeer { id, force } => peers::remove_peer(txn, &id, force).map(WriteDone::Count),
-        WriteOp::RenamePeer { old, new } => peers::rename_peer(txn, &old, &new).map(WriteDone::Peer),
+        WriteOp::RemovePeer { id, force } => {
+            peers::remove_peer(txn, &id, force).map(WriteDone::Count)
+        }
+        WriteOp::RenamePeer { old, new } => {
+            peers::rename_peer(txn, &old, &new).map(WriteDone::Peer)
+        }
         WriteOp::Touch(seen) => peers::touch(txn, &seen).map(|()| WriteDone::Nothing),
     }
 }

@@ -81,7 +81,9 @@ pub(crate) fn accept(txn: &WriteTransaction, m: NewMessage) -> Result<AcceptOutc
     let peers = txn.open_table(PEERS)?;
     for who in std::iter::once(&m.from).chain(&m.to) {
         if peers.get(who.to_string().as_str())?.is_none() {
-            return Err(StoreError::Rejected(format!("{who} is no longer registered")));
+            return Err(StoreError::Rejected(format!(
+                "{who} is no longer registered"
+            )));
         }
     }
     drop(peers);
@@ -113,7 +115,8 @@ pub(crate) fn accept(txn: &WriteTransaction, m: NewMessage) -> Result<AcceptOutc
             in_reply_to: m.in_reply_to,
         };
         let bytes = codec::encode(&StoredMessage { message, pending })?;
-        txn.open_table(MESSAGES)?.insert(id.as_str(), bytes.as_slice())?;
+        txn.open_table(MESSAGES)?
+            .insert(id.as_str(), bytes.as_slice())?;
     }
     Ok(AcceptOutcome::Stored(record))
 }
@@ -137,7 +140,10 @@ pub(crate) fn inbox_keys(txn: &WriteTransaction, peer: &str) -> Result<Vec<u64>,
 /// Removes every inbox entry of a peer, releasing the messages.
 pub(crate) fn drop_inbox(txn: &WriteTransaction, peer: &str) -> Result<(), StoreError> {
     for seq in inbox_keys(txn, peer)? {
-        let id = txn.open_table(INBOX)?.remove((peer, seq))?.map(|v| v.value().to_owned());
+        let id = txn
+            .open_table(INBOX)?
+            .remove((peer, seq))?
+            .map(|v| v.value().to_owned());
         if let Some(id) = id {
             release(txn, &id)?;
         }
@@ -147,7 +153,9 @@ pub(crate) fn drop_inbox(txn: &WriteTransaction, peer: &str) -> Result<(), Store
 
 fn release(txn: &WriteTransaction, id: &str) -> Result<(), StoreError> {
     let mut messages = txn.open_table(MESSAGES)?;
-    let stored = messages.get(id)?.map(|v| codec::decode::<StoredMessage>(v.value(), MESSAGE_LIMIT));
+    let stored = messages
+        .get(id)?
+        .map(|v| codec::decode::<StoredMessage>(v.value(), MESSAGE_LIMIT));
     match stored {
         Some(Ok(mut s)) if s.pending > 1 => {
             s.pending -= 1;
@@ -163,7 +171,11 @@ fn release(txn: &WriteTransaction, id: &str) -> Result<(), StoreError> {
 }
 
 /// Acknowledges messages of one inbox; returns how many were removed.
-pub(crate) fn ack(txn: &WriteTransaction, peer: &PeerId, ids: &[MessageId]) -> Result<u64, StoreError> {
+pub(crate) fn ack(
+    txn: &WriteTransaction,
+    peer: &PeerId,
+    ids: &[MessageId],
+) -> Result<u64, StoreError> {
     let key = peer.to_string();
     let mut wanted: BTreeSet<&str> = ids.iter().map(MessageId::as_str).collect();
     let mut found = Vec::new();
@@ -268,7 +280,9 @@ impl Store {
             }
         }
         if let Some((id, _)) = refs.into_iter().next() {
-            return Err(StoreError::Rejected(format!("an inbox holds missing message {id}")));
+            return Err(StoreError::Rejected(format!(
+                "an inbox holds missing message {id}"
+            )));
         }
         let peers = self.load_peers()?.len();
         Ok(format!(

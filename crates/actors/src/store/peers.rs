@@ -96,7 +96,9 @@ pub(crate) fn rename_peer(
     let seqs = inbox_keys(txn, &old_key)?;
     let mut inbox = txn.open_table(INBOX)?;
     for seq in seqs {
-        let id = inbox.remove((old_key.as_str(), seq))?.map(|v| v.value().to_owned());
+        let id = inbox
+            .remove((old_key.as_str(), seq))?
+            .map(|v| v.value().to_owned());
         if let Some(id) = id {
             inbox.insert((new_key.as_str(), seq), id.as_str())?;
         }
@@ -111,7 +113,11 @@ pub(crate) fn rename_peer(
     Ok(record)
 }
 
-fn move_private_group(txn: &WriteTransaction, old: &PeerId, new: &PeerId) -> Result<(), StoreError> {
+fn move_private_group(
+    txn: &WriteTransaction,
+    old: &PeerId,
+    new: &PeerId,
+) -> Result<(), StoreError> {
     let (old_group, new_group) = (GroupName::session(old), GroupName::session(new));
     let members: Vec<PeerRecord> = {
         let table = txn.open_table(PEERS)?;
@@ -134,7 +140,10 @@ fn move_private_group(txn: &WriteTransaction, old: &PeerId, new: &PeerId) -> Res
 }
 
 /// Records last-seen times.
-pub(crate) fn touch(txn: &WriteTransaction, seen: &[(PeerId, Timestamp)]) -> Result<(), StoreError> {
+pub(crate) fn touch(
+    txn: &WriteTransaction,
+    seen: &[(PeerId, Timestamp)],
+) -> Result<(), StoreError> {
     let peers = txn.open_table(PEERS)?;
     let mut table = txn.open_table(LAST_SEEN)?;
     for (id, at) in seen {

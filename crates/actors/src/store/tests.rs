@@ -39,7 +39,11 @@ async fn fixture() -> (tempfile::TempDir, Arc<Store>, CommitQueue) {
     let dir = tempfile::tempdir().expect("tmp");
     let store = Arc::new(Store::open(&dir.path().join("s.redb")).expect("open"));
     let (q, _h) = CommitQueue::start(store.clone(), watch::channel(0).0).expect("queue");
-    for p in [peer("h/a", &["g"]), peer("h/b", &["g"]), peer("h/c", &["g"])] {
+    for p in [
+        peer("h/a", &["g"]),
+        peer("h/b", &["g"]),
+        peer("h/c", &["g"]),
+    ] {
         q.put_peer(p).await.expect("put");
     }
     (dir, store, q)
@@ -48,13 +52,23 @@ async fn fixture() -> (tempfile::TempDir, Arc<Store>, CommitQueue) {
 #[tokio::test]
 async fn accepted_messages_are_deduplicated_and_ordered() {
     let (_d, store, q) = fixture().await;
-    let first = q.accept(msg("m1", "h/a", &["h/b", "h/c"])).await.expect("m1");
-    let AcceptOutcome::Stored(rec) = first else { panic!("stored") };
+    let first = q
+        .accept(msg("m1", "h/a", &["h/b", "h/c"]))
+        .await
+        .expect("m1");
+    let AcceptOutcome::Stored(rec) = first else {
+        panic!("stored")
+    };
     assert_eq!(rec.seq, 1);
-    let again = q.accept(msg("m1", "h/a", &["h/b", "h/c"])).await.expect("retry");
+    let again = q
+        .accept(msg("m1", "h/a", &["h/b", "h/c"]))
+        .await
+        .expect("retry");
     assert!(matches!(again, AcceptOutcome::Duplicate(ref r) if r.seq == 1));
     q.accept(msg("m2", "h/a", &["h/b"])).await.expect("m2");
-    let (got, remaining) = store.fetch_inbox(&PeerId::parse("h/b").expect("b"), 10, 1 << 20).expect("fetch");
+    let (got, remaining) = store
+        .fetch_inbox(&PeerId::parse("h/b").expect("b"), 10, 1 << 20)
+        .expect("fetch");
     let ids: Vec<&str> = got.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(ids, ["m1", "m2"]);
     assert_eq!(got[1].seq, 2);
@@ -67,7 +81,9 @@ async fn accepted_messages_are_deduplicated_and_ordered() {
 #[tokio::test]
 async fn acks_release_messages_once_every_inbox_read_them() {
     let (_d, store, q) = fixture().await;
-    q.accept(msg("m1", "h/a", &["h/b", "h/c"])).await.expect("m1");
+    q.accept(msg("m1", "h/a", &["h/b", "h/c"]))
+        .await
+        .expect("m1");
     let b = PeerId::parse("h/b").expect("b");
     let c = PeerId::parse("h/c").expect("c");
     let ids = vec![MessageId::new("m1").expect("id")];
@@ -84,7 +100,12 @@ async fn unknown_recipients_are_refused_whole() {
     let (_d, store, q) = fixture().await;
     assert!(q.accept(msg("m1", "h/a", &["h/b", "h/zz"])).await.is_err());
     assert_eq!(store.queued().expect("queued"), 0);
-    assert!(store.seen(&MessageId::new("m1").expect("id")).expect("seen").is_none());
+    assert!(
+        store
+            .seen(&MessageId::new("m1").expect("id"))
+            .expect("seen")
+            .is_none()
+    );
 }
 
 #[tokio::test]
@@ -98,10 +119,19 @@ async fn leaving_with_unread_mail_needs_force_and_rename_moves_everything() {
     let b2 = PeerId::parse("h/b2").expect("b2");
     let renamed = q.rename_peer(b.clone(), b2.clone()).await.expect("rename");
     assert_eq!(renamed.id, b2);
-    assert_eq!(store.fetch_inbox(&b2, 10, 1 << 20).expect("inbox").0.len(), 1);
+    assert_eq!(
+        store.fetch_inbox(&b2, 10, 1 << 20).expect("inbox").0.len(),
+        1
+    );
     let peers = store.load_peers().expect("peers");
-    let lane = peers.iter().find(|p| p.id.name.as_str() == "lane").expect("lane");
-    assert!(lane.groups.contains(&GroupName::new("session:h/b2").expect("g")));
+    let lane = peers
+        .iter()
+        .find(|p| p.id.name.as_str() == "lane")
+        .expect("lane");
+    assert!(
+        lane.groups
+            .contains(&GroupName::new("session:h/b2").expect("g"))
+    );
     assert!(q.remove_peer(b2.clone(), false).await.is_err());
     assert_eq!(q.remove_peer(b2, true).await.expect("force"), 1);
     assert_eq!(store.queued().expect("queued"), 0);
@@ -133,7 +163,10 @@ fn a_newer_schema_is_refused_and_left_alone() {
     {
         let store = Store::open(&path).expect("create");
         let txn = store.db().begin_write().expect("txn");
-        txn.open_table(META).expect("meta").insert(VERSION_KEY, 99).expect("set");
+        txn.open_table(META)
+            .expect("meta")
+            .insert(VERSION_KEY, 99)
+            .expect("set");
         txn.commit().expect("commit");
     }
     let err = Store::open(&path).expect_err("too new");
@@ -141,7 +174,12 @@ fn a_newer_schema_is_refused_and_left_alone() {
     assert!(err.to_string().contains("nothing was changed"));
     let db = redb::Database::open(&path).expect("reopen raw");
     let txn = redb::ReadableDatabase::begin_read(&db).expect("read");
-    let version = txn.open_table(META).expect("meta").get(VERSION_KEY).expect("get").map(|v| v.value());
+    let version = txn
+        .open_table(META)
+        .expect("meta")
+        .get(VERSION_KEY)
+        .expect("get")
+        .map(|v| v.value());
     assert_eq!(version, Some(99));
 }
 

@@ -1,0 +1,238 @@
+//! The command line, as plain data (clap derive). Nothing here touches the
+//! daemon; `commands` turns these into calls.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Flotilla: AI coding-agent CLIs and plain commands as one governed team.
+#[derive(Debug, Parser)]
+#[command(name = "flotilla", version, about, propagate_version = true)]
+pub(crate) struct Cli {
+    /// Keep everything of this host under DIR (config.toml, state/, run/, logs/, certs/).
+    #[arg(long, global = true, env = "FLOTILLA_HOME", value_name = "DIR")]
+    pub(crate) home: Option<PathBuf>,
+    /// Print machine-readable JSON (shapes documented in docs/).
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Start the daemon in the background if it is not running; returns once it answers.
+    Up(RunArgs),
+    /// Stop the daemon gracefully.
+    Down,
+    /// The host daemon: run, status, install, uninstall.
+    #[command(subcommand)]
+    Host(HostCommand),
+    /// Register, remove or rename peers.
+    #[command(subcommand)]
+    Peer(PeerCommand),
+    /// List the peers that share a group with you.
+    Peers(AsPeer),
+    /// Send a message to one or more peers (all or nothing).
+    Send(SendArgs),
+    /// Send a message to every other member of a group.
+    Broadcast(BroadcastArgs),
+    /// Answer the sender of a message you received.
+    Reply(ReplyArgs),
+    /// Read your messages, oldest first.
+    Inbox(InboxArgs),
+    /// Every peer on this host (the operator's view).
+    Roster,
+    /// Check directories, permissions, the daemon and its store.
+    Doctor,
+    /// Measure Flotilla on this machine.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// The host's name (default: config.toml's `name`, else the machine's hostname).
+    #[arg(long, value_name = "HOST")]
+    pub(crate) name: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum HostCommand {
+    /// Run the daemon in the foreground (what a service manager runs).
+    Run(RunArgs),
+    /// Version, uptime, actors, peers and messages.
+    Status,
+    /// Write a systemd user unit (Linux) or launchd agent (macOS) for this home.
+    Install(ServiceArgs),
+    /// Remove the service file written by `host install`.
+    Uninstall(ServiceArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServiceArgs {
+    /// Print what would be written or removed, and change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum PeerCommand {
+    /// Register a mailbox peer (or add groups to it).
+    Join {
+        /// The peer's name: letters, digits, '.', '_', '-', at most 64.
+        name: String,
+        /// A group to join (repeatable).
+        #[arg(short = 'g', long = "group", value_name = "GROUP")]
+        groups: Vec<String>,
+        /// What is behind the peer (shell, ci, ...).
+        #[arg(long, value_name = "P")]
+        product: Option<String>,
+    },
+    /// Remove a peer.
+    Leave {
+        /// The peer's name.
+        name: String,
+        /// Leave even with unread messages (they are dropped).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Rename a peer, keeping its groups and unread messages.
+    Rename {
+        /// Current name.
+        old: String,
+        /// New name.
+        new: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AsPeer {
+    /// Act as this peer of this host.
+    #[arg(long = "as", value_name = "NAME")]
+    pub(crate) as_peer: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct Body {
+    /// The message; `-` reads it from stdin.
+    #[arg(value_name = "MESSAGE")]
+    pub(crate) message: String,
+    /// A one-line summary.
+    #[arg(long, value_name = "S")]
+    pub(crate) summary: Option<String>,
+    /// The message id; reuse it when retrying so the message is stored once.
+    #[arg(long, value_name = "ID")]
+    pub(crate) id: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SendArgs {
+    #[command(flatten)]
+    pub(crate) sender: AsPeer,
+    /// Targets: peer ids (HOST/NAME) or names, comma-separated or repeated.
+    #[arg(long, required = true, value_delimiter = ',', value_name = "T")]
+    pub(crate) to: Vec<String>,
+    #[command(flatten)]
+    pub(crate) body: Body,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BroadcastArgs {
+    #[command(flatten)]
+    pub(crate) sender: AsPeer,
+    /// The group; you must be a member.
+    #[arg(short = 'g', long = "group", value_name = "GROUP")]
+    pub(crate) group: String,
+    #[command(flatten)]
+    pub(crate) body: Body,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReplyArgs {
+    #[command(flatten)]
+    pub(crate) sender: AsPeer,
+    /// The id of the message you answer.
+    #[arg(long, value_name = "ID")]
+    pub(crate) to_message: String,
+    #[command(flatten)]
+    pub(crate) body: Body,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct InboxArgs {
+    #[command(flatten)]
+    pub(crate) reader: AsPeer,
+    /// Wait up to SECS for a first message.
+    #[arg(long, value_name = "SECS", default_value_t = 0.0)]
+    pub(crate) wait: f64,
+    /// Show without acknowledging: the messages stay in the inbox.
+    #[arg(long)]
+    pub(crate) peek: bool,
+    /// At most N messages.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub(crate) limit: u32,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum BenchCommand {
+    /// One host: send-to-inbox latency, throughput, memory, against a bare redb commit.
+    Local(BenchLocalArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BenchLocalArgs {
+    /// Messages for the latency run.
+    #[arg(long, default_value_t = 500)]
+    pub(crate) latency_messages: usize,
+    /// Messages per throughput run.
+    #[arg(long, default_value_t = 4000)]
+    pub(crate) throughput_messages: usize,
+    /// Messages queued for the memory figure.
+    #[arg(long, default_value_t = 100_000)]
+    pub(crate) queued_messages: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn send_splits_targets_on_commas() {
+        let cli = Cli::try_parse_from([
+            "flotilla", "send", "--as", "a", "--to", "b,c", "--to", "d", "hi",
+        ])
+        .expect("parse");
+        let Command::Send(s) = cli.command else {
+            panic!("send")
+        };
+        assert_eq!(s.to, ["b", "c", "d"]);
+        assert_eq!(s.body.message, "hi");
+    }
+
+    #[test]
+    fn json_and_home_are_global() {
+        let cli =
+            Cli::try_parse_from(["flotilla", "roster", "--json", "--home", "/x"]).expect("parse");
+        assert!(cli.json);
+        assert_eq!(cli.home.as_deref(), Some(std::path::Path::new("/x")));
+    }
+
+    #[test]
+    fn inbox_defaults() {
+        let cli = Cli::try_parse_from(["flotilla", "inbox", "--as", "a"]).expect("parse");
+        let Command::Inbox(i) = cli.command else {
+            panic!("inbox")
+        };
+        assert!(!i.peek);
+        assert_eq!(i.limit, 100);
+        assert_eq!(i.wait, 0.0);
+    }
+}

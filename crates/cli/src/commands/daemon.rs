@@ -1,0 +1,251 @@
+//! `up`, `down`, `host run`, `host status`, `host install`, `host uninstall`.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use flotilla_actors::names::HostName;
+use flotilla_actors::protocol::{HostStatusArgs, HostStatusReply, ShutdownArgs};
+use flotilla_host::client::ControlClient;
+use flotilla_host::daemon::{self as host_daemon, DaemonOptions};
+use flotilla_host::service::{self, Platform};
+use serde_json::json;
+
+use super::Env;
+use crate::args::{RunArgs, ServiceArgs};
+use crate::exit::{CliError, OK};
+use crate::output;
+
+/// How long `up` waits for a new daemon to answer.
+const START_PATIENCE: Duration = Duration::from_secs(20);
+/// How long `down` waits for the daemon to exit.
+const STOP_PATIENCE: Duration = Duration::from_secs(30);
+
+fn host_name(args: &RunArgs) -> Result<Option<HostName>> {
+    Ok(args.name.as_deref().map(HostName::new).transpose()?)
+}
+
+pub(crate) async fn run(env: &Env, args: RunArgs) -> Result<u8> {
+    let options = DaemonOptions {
+        name: host_name(&args)?,
+        test_hooks: std::env::var("FLOTILLA_TEST_HOOKS").is_ok_and(|v| v == "1"),
+    };
+    host_daemon::run(env.home.clone(), options).await?;
+    Ok(OK)
+}
+
+async fn running(env: &Env) -> Option<HostStatusReply> {
+    let mut client = ControlClient::connect(&env.home).await.ok()?;
+    client.call(&HostStatusArgs {}).await.ok()
+}
+
+fn print_running(env: &Env, status: &HostStatusReply, started: bool) {
+    if env.json {
+        output::json(
+            &json!({"schema": "flotilla.up.v1", "started": started, "home": env.home.label(), "status": status}),
+        );
+    } else {
+        let verb = if started {
+            "started"
+        } else {
+            "already running"
+        };
+        println!(
+            "flotilla daemon {verb}: host {}, pid {}, home {}",
+            status.host,
+            status.pid,
+            env.home.label()
+        );
+    }
+}
+
+pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
+    let name = host_name(&args)?;
+    if let Some(status) = running(env).await {
+        print_running(env, &status, false);
+        return Ok(OK);
+    }
+    env.home.prepare()?;
+    let exe = std::env::current_exe().context("cannot find the flotilla executable")?;
+    let stderr_path = env.home.logs_dir.join("daemon.stderr");
+    let stderr = std::fs::File::create(&stderr_path)
+        .with_context(|| format!("cannot write {}", stderr_path.display()))?;
+    let mut cmd = tokio::process::Command::new(exe);
+    if let Some(root) = &env.home.root {
+        cmd.arg("--home").arg(root);
+    }
+    cmd.args(["host", "run"]);
+    if let Some(n) = &name {
+        cmd.args(["--name", n.as_str()]);
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .process_group(0)
+        .kill_on_drop(false)
+        .spawn()
+        .context("cannot start the daemon")?;
+    let deadline = tokio::time::Instant::now() + START_PATIENCE;
+    while tokio::time::Instant::now() < deadline {
+        if let Some(exit) = child.try_wait()? {
+            let log = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+            let tail: Vec<&str> = log
+                .lines()
+                .rev()
+                .take(5)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            return Err(CliError::failed(
+                format!("the daemon exited at start ({exit}): {}", tail.join("\n")),
+                Some(format!(
+                    "see {} and {}",
+                    stderr_path.display(),
+                    env.home.log_file().display()
+                )),
+            ));
+        }
+        if let Some(status) = running(env).await {
+            print_running(env, &status, true);
+            return Ok(OK);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Err(CliError::failed(
+        format!(
+            "the daemon did not answer within {}s",
+            START_PATIENCE.as_secs()
+        ),
+        Some(format!("see {}", env.home.log_file().display())),
+    ))
+}
+
+pub(crate) async fn down(env: &Env) -> Result<u8> {
+    let Ok(mut client) = ControlClient::connect(&env.home).await else {
+        if env.json {
+            output::json(
+                &json!({"schema": "flotilla.down.v1", "stopped": false, "was_running": false}),
+            );
+        } else {
+            println!("no daemon is running for {}", env.home.label());
+        }
+        return Ok(OK);
+    };
+    let status = client.call(&HostStatusArgs {}).await?;
+    client.call(&ShutdownArgs {}).await?;
+    let deadline = tokio::time::Instant::now() + STOP_PATIENCE;
+    while tokio::time::Instant::now() < deadline {
+        if !env.home.pid_file().exists() && ControlClient::connect(&env.home).await.is_err() {
+            if env.json {
+                output::json(
+                    &json!({"schema": "flotilla.down.v1", "stopped": true, "was_running": true, "pid": status.pid}),
+                );
+            } else {
+                println!(
+                    "flotilla daemon stopped (host {}, pid {})",
+                    status.host, status.pid
+                );
+            }
+            return Ok(OK);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Err(CliError::failed(
+        format!(
+            "the daemon (pid {}) did not stop within {}s",
+            status.pid,
+            STOP_PATIENCE.as_secs()
+        ),
+        Some(format!(
+            "look at {}; as a last resort: kill {}",
+            env.home.log_file().display(),
+            status.pid
+        )),
+    ))
+}
+
+pub(crate) async fn status(env: &Env) -> Result<u8> {
+    let reply = env.client().await?.call(&HostStatusArgs {}).await?;
+    if env.json {
+        output::json(&reply);
+    } else {
+        print!("{}", output::host_status(&reply));
+    }
+    Ok(OK)
+}
+
+fn service_file(env: &Env) -> Result<service::ServiceFile> {
+    let exe = std::env::current_exe().context("cannot find the flotilla executable")?;
+    let user_home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .ok_or_else(|| {
+            CliError::usage(
+                "HOME is not set",
+                "service files go under your home directory; set HOME",
+            )
+        })?;
+    Ok(service::render(
+        Platform::current(),
+        &exe,
+        &env.home,
+        &user_home,
+    ))
+}
+
+pub(crate) fn install(env: &Env, args: ServiceArgs) -> Result<u8> {
+    let file = service_file(env)?;
+    if !args.dry_run {
+        service::install(&file).with_context(|| format!("cannot write {}", file.path.display()))?;
+    }
+    if env.json {
+        output::json(
+            &json!({"schema": "flotilla.service.v1", "action": "install", "dry_run": args.dry_run,
+            "name": file.name, "path": file.path, "contents": file.contents, "next": file.enable}),
+        );
+    } else if args.dry_run {
+        println!("would write {}:\n\n{}", file.path.display(), file.contents);
+    } else {
+        println!(
+            "wrote {}\nto start it now and at every login, run:",
+            file.path.display()
+        );
+        for step in &file.enable {
+            println!("  {step}");
+        }
+    }
+    Ok(OK)
+}
+
+pub(crate) fn uninstall(env: &Env, args: ServiceArgs) -> Result<u8> {
+    let file = service_file(env)?;
+    let existed = if args.dry_run {
+        file.path.exists()
+    } else {
+        service::uninstall(&file)
+            .with_context(|| format!("cannot remove {}", file.path.display()))?
+    };
+    if env.json {
+        output::json(
+            &json!({"schema": "flotilla.service.v1", "action": "uninstall", "dry_run": args.dry_run,
+            "name": file.name, "path": file.path, "existed": existed, "next": file.disable}),
+        );
+    } else if !existed {
+        println!("nothing to remove: {} does not exist", file.path.display());
+    } else {
+        let verb = if args.dry_run {
+            "would remove"
+        } else {
+            "removed"
+        };
+        println!(
+            "{verb} {}; if it was running, also run:",
+            file.path.display()
+        );
+        for step in &file.disable {
+            println!("  {step}");
+        }
+    }
+    Ok(OK)
+}

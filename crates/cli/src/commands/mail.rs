@@ -1,0 +1,153 @@
+//! `send`, `broadcast`, `reply` and `inbox`.
+//!
+//! Sends fix their message id before the first try and retry transient
+//! failures (a daemon restarting) with the same id, so a message is stored
+//! once however often it is retried. `inbox` acknowledges only after the
+//! messages were written out, so a reader that dies in between gets them
+//! again.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::Result;
+use flotilla_actors::names::{GroupName, MessageId, PeerName};
+use flotilla_actors::protocol::{self, InboxAckArgs, InboxFetchArgs, Op, SendReply};
+use flotilla_host::client::{ClientError, ControlClient};
+
+use super::{Env, message_text};
+use crate::args::{Body, BroadcastArgs, InboxArgs, ReplyArgs, SendArgs};
+use crate::exit::{CliError, OK};
+use crate::output;
+
+/// How long a send keeps retrying while the daemon is unreachable.
+const RETRY_FOR: Duration = Duration::from_secs(15);
+
+/// Calls `op`, reconnecting and retrying transient failures for a while.
+pub(crate) async fn call_retrying<O: Op>(env: &Env, op: &O) -> Result<O::Reply> {
+    let deadline = tokio::time::Instant::now() + RETRY_FOR;
+    let mut pause = Duration::from_millis(20);
+    loop {
+        let attempt = async { ControlClient::connect(&env.home).await?.call(op).await }.await;
+        match attempt {
+            Ok(reply) => return Ok(reply),
+            Err(e) if e.is_transient() && tokio::time::Instant::now() < deadline => {
+                tracing::debug!(error = %e, "retrying");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(500));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+fn message_id(body: &Body) -> Result<MessageId> {
+    Ok(match &body.id {
+        Some(id) => MessageId::new(id)?,
+        None => MessageId::generate(),
+    })
+}
+
+fn print_sent(env: &Env, reply: &SendReply) {
+    if env.json {
+        output::json(reply);
+        return;
+    }
+    let to: Vec<String> = reply.recipients.iter().map(ToString::to_string).collect();
+    let dup = if reply.duplicate {
+        " (already sent before; stored once)"
+    } else {
+        ""
+    };
+    if to.is_empty() {
+        println!("sent {}{dup}: nobody else is in that group yet", reply.id);
+    } else {
+        println!("sent {} to {}{dup}", reply.id, to.join(", "));
+    }
+}
+
+pub(crate) async fn send(env: &Env, args: SendArgs) -> Result<u8> {
+    let op = protocol::SendArgs {
+        as_peer: PeerName::new(&args.sender.as_peer)?,
+        to: args.to,
+        summary: args.body.summary.clone(),
+        id: Some(message_id(&args.body)?),
+        body: message_text(&args.body.message)?,
+    };
+    print_sent(env, &call_retrying(env, &op).await?);
+    Ok(OK)
+}
+
+pub(crate) async fn broadcast(env: &Env, args: BroadcastArgs) -> Result<u8> {
+    let op = protocol::BroadcastArgs {
+        as_peer: PeerName::new(&args.sender.as_peer)?,
+        group: GroupName::new(&args.group)?,
+        summary: args.body.summary.clone(),
+        id: Some(message_id(&args.body)?),
+        body: message_text(&args.body.message)?,
+    };
+    print_sent(env, &call_retrying(env, &op).await?);
+    Ok(OK)
+}
+
+pub(crate) async fn reply(env: &Env, args: ReplyArgs) -> Result<u8> {
+    let op = protocol::ReplyArgs {
+        as_peer: PeerName::new(&args.sender.as_peer)?,
+        to_message: MessageId::new(&args.to_message)?,
+        summary: args.body.summary.clone(),
+        id: Some(message_id(&args.body)?),
+        body: message_text(&args.body.message)?,
+    };
+    print_sent(env, &call_retrying(env, &op).await?);
+    Ok(OK)
+}
+
+pub(crate) async fn inbox(env: &Env, args: InboxArgs) -> Result<u8> {
+    if !(0.0..=86_400.0).contains(&args.wait) {
+        return Err(CliError::usage(
+            format!("--wait {} is out of range", args.wait),
+            "use 0 to 86400 seconds",
+        ));
+    }
+    let reader = PeerName::new(&args.reader.as_peer)?;
+    let mut client = env.client().await?;
+    let fetch = InboxFetchArgs {
+        as_peer: reader.clone(),
+        wait_ms: (args.wait * 1000.0) as u64,
+        limit: Some(args.limit),
+    };
+    let reply = client.call(&fetch).await?;
+    let acknowledge = !args.peek && !reply.messages.is_empty();
+    let text = if env.json {
+        let mut value = serde_json::to_value(&reply)?;
+        value["acknowledged"] = serde_json::Value::Bool(acknowledge);
+        format!("{}\n", serde_json::to_string_pretty(&value)?)
+    } else {
+        output::messages(&reply.messages, reply.remaining, args.peek)
+    };
+    // Only what reached stdout is acknowledged.
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| {
+            CliError::failed(
+                format!("cannot write the messages out ({e}); none were acknowledged"),
+                None,
+            )
+        })?;
+    if acknowledge {
+        let ids = reply.messages.iter().map(|m| m.id.clone()).collect();
+        let ack = InboxAckArgs {
+            as_peer: reader,
+            ids,
+        };
+        match client.call(&ack).await {
+            Ok(_) => {}
+            Err(e @ ClientError::Connection(_)) | Err(e @ ClientError::NotRunning { .. }) => {
+                call_retrying(env, &ack).await.map_err(|_| e)?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(OK)
+}

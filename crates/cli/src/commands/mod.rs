@@ -1,0 +1,74 @@
+//! Runs one parsed command. Each submodule owns a family of commands; this
+//! module only dispatches and holds what they share (the home, the client).
+
+mod daemon;
+mod doctor;
+mod mail;
+mod peers;
+
+use std::io::Read;
+
+use anyhow::{Context, Result};
+use flotilla_host::client::ControlClient;
+use flotilla_host::home::Home;
+
+use crate::args::{Cli, Command, HostCommand};
+use crate::exit::CliError;
+
+/// What every command needs.
+#[derive(Debug)]
+pub(crate) struct Env {
+    pub(crate) home: Home,
+    pub(crate) json: bool,
+}
+
+impl Env {
+    pub(crate) async fn client(&self) -> Result<ControlClient> {
+        Ok(ControlClient::connect(&self.home).await?)
+    }
+}
+
+pub(crate) async fn run(cli: Cli) -> Result<u8> {
+    let home = Home::resolve(cli.home.as_deref())?;
+    let env = Env {
+        home,
+        json: cli.json,
+    };
+    match cli.command {
+        Command::Up(a) => daemon::up(&env, a).await,
+        Command::Down => daemon::down(&env).await,
+        Command::Host(HostCommand::Run(a)) => daemon::run(&env, a).await,
+        Command::Host(HostCommand::Status) => daemon::status(&env).await,
+        Command::Host(HostCommand::Install(a)) => daemon::install(&env, a),
+        Command::Host(HostCommand::Uninstall(a)) => daemon::uninstall(&env, a),
+        Command::Peer(c) => peers::peer(&env, c).await,
+        Command::Peers(a) => peers::list(&env, a).await,
+        Command::Roster => peers::roster(&env).await,
+        Command::Send(a) => mail::send(&env, a).await,
+        Command::Broadcast(a) => mail::broadcast(&env, a).await,
+        Command::Reply(a) => mail::reply(&env, a).await,
+        Command::Inbox(a) => mail::inbox(&env, a).await,
+        Command::Doctor => doctor::run(&env).await,
+        Command::Bench(c) => crate::bench::run(&env, c).await,
+    }
+}
+
+/// The message text: the argument, or stdin for `-`.
+pub(crate) fn message_text(arg: &str) -> Result<String> {
+    if arg != "-" {
+        return Ok(arg.to_owned());
+    }
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut bytes)
+        .context("cannot read the message from stdin")?;
+    String::from_utf8(bytes).map_err(|e| {
+        CliError::usage(
+            format!(
+                "the message on stdin is not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+            "send text; encode binary data (base64) first",
+        )
+    })
+}

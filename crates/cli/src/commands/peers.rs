@@ -1,0 +1,96 @@
+//! `peer join|leave|rename`, `peers` and `roster`.
+
+use anyhow::Result;
+use flotilla_actors::names::{GroupName, PeerName};
+use flotilla_actors::protocol::{
+    PeerJoinArgs, PeerLeaveArgs, PeerRenameArgs, PeersArgs, RosterArgs,
+};
+
+use super::Env;
+use crate::args::{AsPeer, PeerCommand};
+use crate::exit::OK;
+use crate::output;
+
+pub(crate) async fn peer(env: &Env, cmd: PeerCommand) -> Result<u8> {
+    let mut client = env.client().await?;
+    match cmd {
+        PeerCommand::Join {
+            name,
+            groups,
+            product,
+        } => {
+            let args = PeerJoinArgs {
+                name: PeerName::new(&name)?,
+                groups: groups
+                    .iter()
+                    .map(|g| GroupName::explicit(g))
+                    .collect::<Result<_, _>>()?,
+                product,
+            };
+            let view = client.call(&args).await?;
+            if env.json {
+                output::json(&view);
+            } else {
+                let g: Vec<&str> = view.groups.iter().map(|g| g.as_str()).collect();
+                println!("joined as {} (groups: {})", view.id, g.join(", "));
+            }
+        }
+        PeerCommand::Leave { name, force } => {
+            let reply = client
+                .call(&PeerLeaveArgs {
+                    name: PeerName::new(&name)?,
+                    force,
+                })
+                .await?;
+            if env.json {
+                output::json(&reply);
+            } else if reply.dropped_unread > 0 {
+                println!(
+                    "{} left; {} unread message(s) dropped",
+                    reply.id, reply.dropped_unread
+                );
+            } else {
+                println!("{} left", reply.id);
+            }
+        }
+        PeerCommand::Rename { old, new } => {
+            let args = PeerRenameArgs {
+                old: PeerName::new(&old)?,
+                new: PeerName::new(&new)?,
+            };
+            let view = client.call(&args).await?;
+            if env.json {
+                output::json(&view);
+            } else {
+                println!("renamed {old} to {}", view.id);
+            }
+        }
+    }
+    Ok(OK)
+}
+
+pub(crate) async fn list(env: &Env, args: AsPeer) -> Result<u8> {
+    let reply = env
+        .client()
+        .await?
+        .call(&PeersArgs {
+            as_peer: PeerName::new(&args.as_peer)?,
+        })
+        .await?;
+    if env.json {
+        output::json(&reply);
+    } else {
+        print!("{}", output::peers(&reply.peers));
+    }
+    Ok(OK)
+}
+
+pub(crate) async fn roster(env: &Env) -> Result<u8> {
+    let reply = env.client().await?.call(&RosterArgs {}).await?;
+    if env.json {
+        output::json(&reply);
+    } else {
+        print!("{}", output::roster(&reply));
+    }
+    Ok(OK)
+}

@@ -1,0 +1,136 @@
+//! Exit codes and error reports: the contract scripts rely on (documented in
+//! docs/cli.md). Errors go to stderr as text with a hint; with `--json` an
+//! `{"error": {...}}` object also goes to stdout.
+
+use std::process::ExitCode;
+
+use flotilla_actors::protocol::{ControlError, ErrorCode};
+use flotilla_host::client::ClientError;
+use flotilla_host::daemon::DaemonError;
+use serde_json::json;
+
+/// Success.
+pub(crate) const OK: u8 = 0;
+/// The operation failed (a check failed, the disk failed, a bug).
+pub(crate) const FAILED: u8 = 1;
+/// Bad usage or invalid input (a name, a group, a size, a malformed request).
+pub(crate) const USAGE: u8 = 2;
+/// No daemon is running for this home.
+pub(crate) const NOT_RUNNING: u8 = 3;
+/// A peer or message does not exist.
+pub(crate) const NOT_FOUND: u8 = 4;
+/// Refused by the rules: targets not visible, not a member, not allowed.
+pub(crate) const REFUSED: u8 = 5;
+/// Conflicts with the current state: already exists, unread messages, another daemon holds the home.
+pub(crate) const CONFLICT: u8 = 6;
+/// Temporarily unavailable: retry.
+pub(crate) const UNAVAILABLE: u8 = 7;
+
+/// An error with a chosen exit code, raised by the CLI itself.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub(crate) struct CliError {
+    pub(crate) code: u8,
+    pub(crate) message: String,
+    pub(crate) hint: Option<String>,
+}
+
+impl CliError {
+    pub(crate) fn usage(message: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
+        Self {
+            code: USAGE,
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
+        .into()
+    }
+
+    pub(crate) fn failed(message: impl Into<String>, hint: Option<String>) -> anyhow::Error {
+        Self {
+            code: FAILED,
+            message: message.into(),
+            hint,
+        }
+        .into()
+    }
+}
+
+fn control_code(e: &ControlError) -> u8 {
+    match e.code {
+        ErrorCode::BadRequest
+        | ErrorCode::InvalidName
+        | ErrorCode::TooLarge
+        | ErrorCode::UnsupportedVersion => USAGE,
+        ErrorCode::NotFound => NOT_FOUND,
+        ErrorCode::TargetsRefused | ErrorCode::NotMember | ErrorCode::Forbidden => REFUSED,
+        ErrorCode::AlreadyExists | ErrorCode::Conflict => CONFLICT,
+        ErrorCode::Unavailable => UNAVAILABLE,
+        _ => FAILED,
+    }
+}
+
+/// The exit code, stable code name and hint of an error.
+fn classify(err: &anyhow::Error) -> (u8, &'static str, Option<String>, Option<serde_json::Value>) {
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<ControlError>() {
+            return (
+                control_code(e),
+                e.code.as_str(),
+                e.hint.clone(),
+                e.details.clone(),
+            );
+        }
+        if let Some(e) = cause.downcast_ref::<ClientError>() {
+            return match e {
+                ClientError::NotRunning { .. } => (NOT_RUNNING, "not_running", None, None),
+                ClientError::Refused(c) => (
+                    control_code(c),
+                    c.code.as_str(),
+                    c.hint.clone(),
+                    c.details.clone(),
+                ),
+                ClientError::Connection(_) => (
+                    UNAVAILABLE,
+                    "connection_lost",
+                    Some("retry; `flotilla host status` shows whether the daemon is up".into()),
+                    None,
+                ),
+                _ => (FAILED, "failed", None, None),
+            };
+        }
+        if let Some(e) = cause.downcast_ref::<DaemonError>() {
+            return match e {
+                DaemonError::Lock(_) => (CONFLICT, "already_running", None, None),
+                _ => (FAILED, "daemon_failed", None, None),
+            };
+        }
+        if let Some(e) = cause.downcast_ref::<flotilla_actors::names::NameError>() {
+            let _ = e;
+            return (USAGE, "invalid_name", None, None);
+        }
+        if let Some(e) = cause.downcast_ref::<CliError>() {
+            let name = match e.code {
+                USAGE => "usage",
+                NOT_RUNNING => "not_running",
+                CONFLICT => "conflict",
+                _ => "failed",
+            };
+            return (e.code, name, e.hint.clone(), None);
+        }
+    }
+    (FAILED, "failed", None, None)
+}
+
+/// Prints an error and returns its exit code.
+pub(crate) fn report(err: &anyhow::Error, json: bool) -> ExitCode {
+    let (code, name, hint, details) = classify(err);
+    eprintln!("error: {err:#}");
+    if let Some(h) = &hint {
+        eprintln!("hint: {h}");
+    }
+    if json {
+        let obj = json!({"error": {"code": name, "exit": code, "message": format!("{err:#}"), "hint": hint, "details": details}});
+        println!("{obj}");
+    }
+    ExitCode::from(code)
+}

@@ -1,0 +1,142 @@
+//! Printing results: `--json` prints the daemon's reply (a documented shape
+//! with a schema id) as one JSON document on stdout; otherwise a short human
+//! rendering. Nothing but results goes to stdout.
+
+use std::fmt::Write as _;
+
+use flotilla_actors::model::Message;
+use flotilla_actors::protocol::{HostStatusReply, PeerView, RosterReply};
+use serde::Serialize;
+
+/// Prints a value as pretty JSON.
+pub(crate) fn json<T: Serialize>(value: &T) {
+    match serde_json::to_string_pretty(value) {
+        Ok(text) => println!("{text}"),
+        Err(e) => eprintln!("error: cannot render JSON: {e}"),
+    }
+}
+
+fn or_dash<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
+}
+
+fn groups(p: &PeerView) -> String {
+    p.groups
+        .iter()
+        .map(|g| g.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Peers as a table.
+pub(crate) fn peers(peers: &[PeerView]) -> String {
+    if peers.is_empty() {
+        return "no peers share a group with you\n".into();
+    }
+    let mut out = format!(
+        "{:<32} {:<8} {:<10} {:<7} GROUPS\n",
+        "PEER", "KIND", "PRODUCT", "STATE"
+    );
+    for p in peers {
+        let _ = writeln!(
+            out,
+            "{:<32} {:<8} {:<10} {:<7} {}",
+            p.id.to_string(),
+            p.kind.to_string(),
+            or_dash(p.product.as_deref()),
+            p.state,
+            groups(p)
+        );
+    }
+    out
+}
+
+/// The roster as a table.
+pub(crate) fn roster(r: &RosterReply) -> String {
+    let mut out = format!("host {} — {} peer(s)\n", r.host, r.peers.len());
+    let _ = writeln!(
+        out,
+        "{:<32} {:<8} {:<10} {:<7} {:>6} {:<25} GROUPS",
+        "PEER", "KIND", "PRODUCT", "STATE", "INBOX", "LAST SEEN"
+    );
+    for p in &r.peers {
+        let g: Vec<&str> = p.groups.iter().map(|g| g.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "{:<32} {:<8} {:<10} {:<7} {:>6} {:<25} {}",
+            p.id.to_string(),
+            p.kind.to_string(),
+            or_dash(p.product.as_deref()),
+            p.state,
+            p.inbox_depth,
+            or_dash(p.last_seen),
+            g.join(",")
+        );
+    }
+    out
+}
+
+/// Messages for a reader.
+pub(crate) fn messages(list: &[Message], remaining: u64, peek: bool) -> String {
+    if list.is_empty() {
+        return "no messages\n".into();
+    }
+    let mut out = String::new();
+    for m in list {
+        let scope = match &m.group {
+            Some(g) => format!(" (to group {g})"),
+            None => String::new(),
+        };
+        let _ = writeln!(out, "── {} from {}{} at {}", m.id, m.from, scope, m.sent_at);
+        if let Some(s) = &m.summary {
+            let _ = writeln!(out, "summary: {s}");
+        }
+        if let Some(r) = &m.in_reply_to {
+            let _ = writeln!(out, "in reply to: {r}");
+        }
+        let _ = writeln!(out, "{}", m.body);
+    }
+    if remaining > 0 {
+        let _ = writeln!(out, "({remaining} more waiting; run inbox again)");
+    }
+    if peek {
+        let _ = writeln!(out, "(peek: nothing was acknowledged)");
+    }
+    out
+}
+
+/// The daemon's status.
+pub(crate) fn host_status(s: &HostStatusReply) -> String {
+    let mut out = format!(
+        "host {}  flotilla {} (protocol {})  pid {}  up {}s since {}\npeers {}  queued messages {}  accepted since start {}\n",
+        s.host,
+        s.version,
+        s.protocol,
+        s.pid,
+        s.uptime_secs,
+        s.started_at,
+        s.peers,
+        s.messages.queued,
+        s.messages.accepted_since_start
+    );
+    let _ = writeln!(
+        out,
+        "{:<16} {:<11} {:>8}  LAST FAILURE",
+        "ACTOR", "STATE", "RESTARTS"
+    );
+    for a in &s.actors {
+        let state = serde_json::to_value(a.state)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{:<16} {:<11} {:>8}  {}",
+            a.name,
+            state,
+            a.restarts,
+            or_dash(a.last_failure.as_deref())
+        );
+    }
+    out
+}

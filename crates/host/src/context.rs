@@ -1,0 +1,133 @@
+//! What every actor of one daemon shares: the store and its writer, the
+//! published directory, the mail signal, the current child refs, and the
+//! daemon's identity and settings.
+//!
+//! The supervisor creates it once; children get an `Arc` of it and never own
+//! it, so a restarted child finds the same store and channels.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+
+use flotilla_actors::directory::Directory;
+use flotilla_actors::model::Timestamp;
+use flotilla_actors::names::HostName;
+use flotilla_actors::protocol::ActorStatus;
+use flotilla_actors::store::Store;
+use flotilla_actors::store::commit::CommitQueue;
+use tokio::sync::{Notify, watch};
+
+use crate::config::HostConfig;
+use crate::home::Home;
+use crate::registry::RegistryRef;
+use crate::router::RouterRef;
+
+/// The current refs of the children that serve requests; `None` while one is
+/// restarting.
+#[derive(Debug, Default)]
+pub struct ChildRefs {
+    registry: RwLock<Option<RegistryRef>>,
+    router: RwLock<Option<RouterRef>>,
+}
+
+impl ChildRefs {
+    /// The registry, if it is running.
+    pub fn registry(&self) -> Option<RegistryRef> {
+        self.registry.read().ok().and_then(|r| r.clone())
+    }
+
+    /// The router, if it is running.
+    pub fn router(&self) -> Option<RouterRef> {
+        self.router.read().ok().and_then(|r| r.clone())
+    }
+
+    pub(crate) fn set_registry(&self, r: Option<RegistryRef>) {
+        if let Ok(mut slot) = self.registry.write() {
+            *slot = r;
+        }
+    }
+
+    pub(crate) fn set_router(&self, r: Option<RouterRef>) {
+        if let Ok(mut slot) = self.router.write() {
+            *slot = r;
+        }
+    }
+}
+
+/// Shared by the actors of one daemon.
+#[derive(Debug)]
+pub struct HostContext {
+    /// This host's name.
+    pub host: HostName,
+    /// Where it keeps things.
+    pub home: Home,
+    /// Its settings.
+    pub config: HostConfig,
+    /// The open store (reads).
+    pub store: Arc<Store>,
+    /// The store's one writer.
+    pub commit: CommitQueue,
+    /// The registry publishes the directory here after every change.
+    pub directory: watch::Sender<Arc<Directory>>,
+    /// Bumped after every commit that changed an inbox.
+    pub mail_epoch: watch::Receiver<u64>,
+    /// The children that serve requests.
+    pub children: ChildRefs,
+    /// When the daemon started.
+    pub started_at: Timestamp,
+    /// Monotonic start, for uptime.
+    pub started: Instant,
+    /// Whether test-only requests (`debug.fail`) are honoured.
+    pub test_hooks: bool,
+    /// Signalled when a client asks the daemon to stop.
+    pub shutdown: Notify,
+    /// Each actor's state, kept by the supervisor.
+    pub actors: RwLock<Vec<ActorStatus>>,
+    stopping: AtomicBool,
+}
+
+impl HostContext {
+    /// Builds the shared context.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        host: HostName,
+        home: Home,
+        config: HostConfig,
+        store: Arc<Store>,
+        commit: CommitQueue,
+        mail_epoch: watch::Receiver<u64>,
+        test_hooks: bool,
+    ) -> Self {
+        Self {
+            host,
+            home,
+            config,
+            store,
+            commit,
+            directory: watch::channel(Arc::new(Directory::default())).0,
+            mail_epoch,
+            children: ChildRefs::default(),
+            started_at: Timestamp::now(),
+            started: Instant::now(),
+            test_hooks,
+            shutdown: Notify::new(),
+            actors: RwLock::new(Vec::new()),
+            stopping: AtomicBool::new(false),
+        }
+    }
+
+    /// The current directory snapshot.
+    pub fn directory(&self) -> Arc<Directory> {
+        self.directory.borrow().clone()
+    }
+
+    /// Marks the daemon as stopping: the supervisor restarts nothing more.
+    pub fn begin_stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the daemon is stopping.
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+}

@@ -1,0 +1,102 @@
+//! One client connection: read a request line, dispatch it, write the
+//! response line, until the client hangs up.
+//!
+//! A malformed or unknown request gets a structured error and the
+//! connection stays usable; an oversized line is skipped to its end and
+//! answered with `too_large`; a client of another user, a stream that ends
+//! mid-line, or one idle too long is dropped. Nothing here can stop the
+//! daemon or stall other clients.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_actors::protocol::{
+    ControlError, ErrorCode, LineError, RequestFrame, ResponseFrame, read_line,
+};
+use serde_json::Value;
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+
+use super::dispatch::dispatch;
+use crate::context::HostContext;
+
+/// A connection that sends no complete request for this long is closed.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The longest request line this daemon reads: room for the largest
+/// message, even if every byte of it is escaped in JSON.
+pub(crate) fn line_limit(ctx: &HostContext) -> usize {
+    flotilla_actors::protocol::DEFAULT_MAX_LINE.max(ctx.config.max_message_bytes * 6 + 64 * 1024)
+}
+
+pub(super) async fn serve(stream: UnixStream, ctx: Arc<HostContext>) {
+    if !same_user(&stream) {
+        tracing::warn!("refused a control connection from another user");
+        return;
+    }
+    let (read, mut write) = stream.into_split();
+    let mut read = BufReader::new(read);
+    let limit = line_limit(&ctx);
+    loop {
+        let line = match tokio::time::timeout(IDLE_TIMEOUT, read_line(&mut read, limit)).await {
+            Ok(Ok(Some(line))) => line,
+            Ok(Ok(None)) | Err(_) => return,
+            Ok(Err(LineError::TooLong { limit })) => {
+                let err = ControlError::new(
+                    ErrorCode::TooLarge,
+                    format!("request line is longer than the limit of {limit} bytes"),
+                )
+                .with_hint(
+                    "send smaller messages; max_message_bytes in config.toml sets the limit",
+                );
+                if respond(&mut write, ResponseFrame::err(Value::Null, err))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                continue;
+            }
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "control client dropped mid-request");
+                return;
+            }
+        };
+        let response = match RequestFrame::parse(&line) {
+            Ok((id, request)) => {
+                let op = request.name();
+                match dispatch(&ctx, request).await {
+                    Ok(result) => ResponseFrame::ok(id, result),
+                    Err(err) => {
+                        tracing::debug!(op, code = err.code.as_str(), message = %err.message, "request refused");
+                        ResponseFrame::err(id, err)
+                    }
+                }
+            }
+            Err((id, err)) => ResponseFrame::err(id, err),
+        };
+        if respond(&mut write, response).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn respond(
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+    frame: ResponseFrame,
+) -> std::io::Result<()> {
+    let mut bytes = serde_json::to_vec(&frame).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    write.write_all(&bytes).await?;
+    write.flush().await
+}
+
+fn same_user(stream: &UnixStream) -> bool {
+    match stream.peer_cred() {
+        Ok(cred) => {
+            let me = rustix::process::geteuid().as_raw();
+            cred.uid() == me || cred.uid() == 0
+        }
+        Err(_) => false,
+    }
+}

@@ -1,0 +1,208 @@
+//! Turns one parsed request into calls on the daemon's actors.
+//!
+//! Calls go to whichever registry or router is current; while one is
+//! restarting, a call waits for it (bounded), and a call whose actor died
+//! mid-way is retried. That is safe because every write is idempotent: a
+//! message id is fixed here, before the first try, so a retry is recognised
+//! by the store.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use flotilla_actors::names::MessageId;
+use flotilla_actors::protocol::{
+    ControlError, Empty, ErrorCode, InboxFetchArgs, InboxReply, Request, StoreCheckReply,
+    reply_value,
+};
+use ractor::rpc::CallResult;
+use ractor::{ActorRef, RpcReplyPort};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::context::HostContext;
+use crate::registry::RegistryMsg;
+use crate::router::RouterMsg;
+use crate::status;
+
+/// How long a request waits for a restarting actor.
+const RESTART_PATIENCE: Duration = Duration::from_secs(10);
+/// Default and largest number of messages one inbox read returns.
+const DEFAULT_FETCH: u32 = 100;
+const MAX_FETCH: u32 = 10_000;
+/// Longest `inbox --wait`.
+const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
+
+pub(super) async fn dispatch(
+    ctx: &Arc<HostContext>,
+    request: Request,
+) -> Result<Value, ControlError> {
+    match request {
+        Request::HostStatus(_) => ok(status::host_status(ctx)),
+        Request::Shutdown(_) => {
+            ctx.shutdown.notify_one();
+            ok(Empty {})
+        }
+        Request::PeerJoin(a) => registry(ctx, move |r| RegistryMsg::Join(a.clone(), r)).await,
+        Request::PeerLeave(a) => registry(ctx, move |r| RegistryMsg::Leave(a.clone(), r)).await,
+        Request::PeerRename(a) => registry(ctx, move |r| RegistryMsg::Rename(a.clone(), r)).await,
+        Request::Peers(a) => registry(ctx, move |r| RegistryMsg::Peers(a.clone(), r)).await,
+        Request::Roster(_) => registry(ctx, RegistryMsg::Roster).await,
+        Request::Send(mut a) => {
+            a.id.get_or_insert_with(MessageId::generate);
+            router(ctx, move |r| RouterMsg::Send(a.clone(), r)).await
+        }
+        Request::Broadcast(mut a) => {
+            a.id.get_or_insert_with(MessageId::generate);
+            router(ctx, move |r| RouterMsg::Broadcast(a.clone(), r)).await
+        }
+        Request::Reply(mut a) => {
+            a.id.get_or_insert_with(MessageId::generate);
+            router(ctx, move |r| RouterMsg::Reply(a.clone(), r)).await
+        }
+        Request::InboxFetch(a) => inbox_fetch(ctx, a).await.map(|r| reply_value(&r)),
+        Request::InboxAck(a) => router(ctx, move |r| RouterMsg::Ack(a.clone(), r)).await,
+        Request::StoreCheck(_) => store_check(ctx).await.map(|r| reply_value(&r)),
+        Request::DebugFail(a) => debug_fail(ctx, &a.actor),
+        _ => Err(ControlError::new(
+            ErrorCode::BadRequest,
+            "this daemon does not serve that op yet",
+        )),
+    }
+}
+
+fn ok<T: Serialize>(value: T) -> Result<Value, ControlError> {
+    Ok(reply_value(&value))
+}
+
+async fn registry<T, F>(ctx: &HostContext, msg: F) -> Result<Value, ControlError>
+where
+    T: Serialize + Send + 'static,
+    F: Fn(RpcReplyPort<Result<T, ControlError>>) -> RegistryMsg,
+{
+    call(|| ctx.children.registry(), "the registry", &msg)
+        .await
+        .map(|r| reply_value(&r))
+}
+
+async fn router<T, F>(ctx: &HostContext, msg: F) -> Result<Value, ControlError>
+where
+    T: Serialize + Send + 'static,
+    F: Fn(RpcReplyPort<Result<T, ControlError>>) -> RouterMsg,
+{
+    call(|| ctx.children.router(), "the router", &msg)
+        .await
+        .map(|r| reply_value(&r))
+}
+
+/// Calls the current actor, waiting out restarts and retrying a call whose
+/// actor died before answering.
+async fn call<M, T, F>(
+    current: impl Fn() -> Option<ActorRef<M>>,
+    what: &str,
+    msg: &F,
+) -> Result<T, ControlError>
+where
+    M: ractor::Message,
+    T: Send + 'static,
+    F: Fn(RpcReplyPort<Result<T, ControlError>>) -> M,
+{
+    let deadline = Instant::now() + RESTART_PATIENCE;
+    let mut pause = Duration::from_millis(5);
+    while Instant::now() < deadline {
+        if let Some(actor) = current()
+            && let Ok(CallResult::Success(result)) = actor.call(msg, None).await
+        {
+            return result;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(200));
+    }
+    Err(ControlError::unavailable(what))
+}
+
+async fn inbox_fetch(
+    ctx: &Arc<HostContext>,
+    args: InboxFetchArgs,
+) -> Result<InboxReply, ControlError> {
+    let limit = args.limit.unwrap_or(DEFAULT_FETCH).clamp(1, MAX_FETCH) as usize;
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(args.wait_ms).min(MAX_WAIT);
+    let mut epoch = ctx.mail_epoch.clone();
+    loop {
+        epoch.borrow_and_update();
+        let name = args.as_peer.clone();
+        let reply: InboxReply = call(|| ctx.children.router(), "the router", &move |r| {
+            RouterMsg::Fetch(name.clone(), limit, r)
+        })
+        .await?;
+        if !reply.messages.is_empty() || tokio::time::Instant::now() >= deadline {
+            return Ok(reply);
+        }
+        match tokio::time::timeout_at(deadline, epoch.changed()).await {
+            Ok(Ok(())) => continue,
+            Ok(Err(_)) | Err(_) => return Ok(reply),
+        }
+    }
+}
+
+async fn store_check(ctx: &Arc<HostContext>) -> Result<StoreCheckReply, ControlError> {
+    let store = ctx.store.clone();
+    let path = store.path().display().to_string();
+    let outcome = tokio::task::spawn_blocking(move || {
+        let version = store.schema_version()?;
+        store.verify().map(|detail| (version, detail))
+    })
+    .await
+    .map_err(|e| ControlError::internal(e.to_string()))?;
+    Ok(match outcome {
+        Ok((schema_version, detail)) => {
+            let repaired = *ctx.store.integrity() == flotilla_actors::store::Integrity::Repaired;
+            let note = if repaired {
+                "; redb repaired the file at start"
+            } else {
+                ""
+            };
+            StoreCheckReply {
+                ok: true,
+                path,
+                schema_version,
+                detail: format!("{detail}{note}"),
+            }
+        }
+        Err(e) => StoreCheckReply {
+            ok: false,
+            path,
+            schema_version: 0,
+            detail: e.to_string(),
+        },
+    })
+}
+
+fn debug_fail(ctx: &HostContext, actor: &str) -> Result<Value, ControlError> {
+    if !ctx.test_hooks {
+        return Err(ControlError::new(
+            ErrorCode::Forbidden,
+            "test hooks are not enabled on this daemon",
+        )
+        .with_hint("start the daemon with FLOTILLA_TEST_HOOKS=1 (tests only)"));
+    }
+    let sent = match actor {
+        "registry" => ctx
+            .children
+            .registry()
+            .map(|a| a.cast(RegistryMsg::Fail).is_ok()),
+        "router" => ctx
+            .children
+            .router()
+            .map(|a| a.cast(RouterMsg::Fail).is_ok()),
+        other => {
+            return Err(
+                ControlError::new(ErrorCode::BadRequest, format!("no actor {other:?}"))
+                    .with_hint("use registry or router"),
+            );
+        }
+    };
+    match sent {
+        Some(true) => ok(Empty {}),
+        _ => Err(ControlError::unavailable(actor)),
+    }
+}

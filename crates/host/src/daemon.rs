@@ -1,0 +1,110 @@
+//! Running the daemon in the foreground: the start-up sequence, waiting for
+//! a stop signal, and the graceful shutdown.
+//!
+//! Start: prepare the home, take the lock, open logs, read the config, open
+//! the store, start its writer, start the actor tree. Stop (SIGTERM, SIGINT
+//! or a `host.shutdown` request): stop the tree (the socket goes first, so
+//! nothing new is accepted), let the writer finish everything queued, and
+//! release the lock.
+
+use std::sync::Arc;
+
+use flotilla_actors::names::HostName;
+use flotilla_actors::store::commit::CommitQueue;
+use flotilla_actors::store::{Integrity, Store, StoreError};
+use ractor::Actor;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::watch;
+
+use crate::config::{ConfigError, HostConfig, machine_host_name};
+use crate::context::HostContext;
+use crate::home::{Home, HomeError};
+use crate::lock::{DaemonLock, LockError};
+use crate::supervisor::HostSupervisor;
+
+/// Options of `flotilla host run`.
+#[derive(Debug, Clone, Default)]
+pub struct DaemonOptions {
+    /// Overrides the host name of the config and the machine.
+    pub name: Option<HostName>,
+    /// Honour test-only requests (`FLOTILLA_TEST_HOOKS=1`).
+    pub test_hooks: bool,
+}
+
+/// Why the daemon could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DaemonError {
+    /// The home cannot be used.
+    #[error(transparent)]
+    Home(#[from] HomeError),
+    /// Another daemon holds the home.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The config file is wrong.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The store cannot be opened.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The actor tree did not start.
+    #[error("the daemon could not start: {0}")]
+    Start(String),
+    /// Something else in the OS failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Runs the daemon until it is asked to stop.
+pub async fn run(home: Home, options: DaemonOptions) -> Result<(), DaemonError> {
+    home.prepare()?;
+    let lock = DaemonLock::acquire(&home)?;
+    crate::logging::init(&home)?;
+    let config = HostConfig::load(&home.config_file)?;
+    let host = options
+        .name
+        .or_else(|| config.name.clone())
+        .unwrap_or_else(machine_host_name);
+    let store = Arc::new(Store::open(&home.store_file())?);
+    if *store.integrity() == Integrity::Repaired {
+        tracing::warn!(path = %store.path().display(), "the store was damaged and has been repaired");
+    }
+    let (epoch_tx, epoch_rx) = watch::channel(0u64);
+    let (commit, writer) = CommitQueue::start(store.clone(), epoch_tx)?;
+    let ctx = Arc::new(HostContext::new(
+        host.clone(),
+        home,
+        config,
+        store,
+        commit.clone(),
+        epoch_rx,
+        options.test_hooks,
+    ));
+    let (supervisor, handle) = Actor::spawn(None, HostSupervisor, ctx.clone())
+        .await
+        .map_err(|e| DaemonError::Start(e.to_string()))?;
+    tracing::info!(host = %host, pid = std::process::id(), version = crate::status::VERSION, "daemon started");
+    wait_for_stop(&ctx).await?;
+    tracing::info!("stopping");
+    ctx.begin_stop();
+    supervisor.stop(Some("shutdown".into()));
+    let _ = handle.await;
+    commit.shutdown().await;
+    drop(ctx);
+    drop(commit);
+    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    tracing::info!("daemon stopped");
+    drop(lock);
+    Ok(())
+}
+
+async fn wait_for_stop(ctx: &HostContext) -> std::io::Result<()> {
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM received"),
+        _ = int.recv() => tracing::info!("SIGINT received"),
+        _ = ctx.shutdown.notified() => tracing::info!("shutdown requested"),
+    }
+    Ok(())
+}

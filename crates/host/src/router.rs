@@ -1,0 +1,341 @@
+//! The `Router` actor: admission of messages and delivery into inboxes.
+//!
+//! For each send it checks the sender, the size and every target against
+//! the current directory (all or nothing), queues the message on the store's
+//! writer in arrival order, and answers only once the message is on disk
+//! (the answer is awaited off the actor, so many sends share one commit).
+//! It also serves inbox reads and acknowledgements. It keeps no state of its
+//! own beyond the shared context, so a restart loses nothing. It must not
+//! change registrations (the registry's).
+
+use std::sync::Arc;
+
+use flotilla_actors::model::{PeerRecord, Timestamp};
+use flotilla_actors::names::{GroupName, MessageId, PeerId, PeerName};
+use flotilla_actors::protocol::{
+    BroadcastArgs, ControlError, ErrorCode, InboxAckArgs, InboxAckReply, InboxReply, ReplyArgs,
+    SendArgs, SendReply,
+};
+use flotilla_actors::store::{AcceptOutcome, NewMessage, SeenRecord};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use serde_json::json;
+
+use crate::context::HostContext;
+use crate::registry::{RegistryMsg, not_registered, store_error};
+
+/// Most bytes of message bodies returned by one inbox read (at least one
+/// message is always returned).
+const FETCH_BUDGET: usize = 8 * 1024 * 1024;
+/// Longest summary, in bytes.
+const MAX_SUMMARY: usize = 256;
+
+type Reply<T> = RpcReplyPort<Result<T, ControlError>>;
+
+/// Messages of the router.
+#[derive(Debug)]
+pub enum RouterMsg {
+    /// Send to named targets.
+    Send(SendArgs, Reply<SendReply>),
+    /// Send to a group.
+    Broadcast(BroadcastArgs, Reply<SendReply>),
+    /// Answer a message's sender.
+    Reply(ReplyArgs, Reply<SendReply>),
+    /// Read the oldest messages of an inbox.
+    Fetch(PeerName, usize, Reply<InboxReply>),
+    /// Acknowledge read messages.
+    Ack(InboxAckArgs, Reply<InboxAckReply>),
+    /// Liveness check from the watchdog.
+    Ping(RpcReplyPort<()>),
+    /// Test hook: fail now.
+    Fail,
+}
+
+/// A handle on the router.
+pub type RouterRef = ActorRef<RouterMsg>;
+
+/// The router actor.
+#[derive(Debug)]
+pub struct Router;
+
+/// A message admitted by the router, not yet on disk.
+#[derive(Debug)]
+struct Admitted {
+    sender: PeerRecord,
+    to: Vec<PeerId>,
+    group: Option<GroupName>,
+    summary: Option<String>,
+    body: String,
+    id: Option<MessageId>,
+    in_reply_to: Option<MessageId>,
+}
+
+impl Actor for Router {
+    type Msg = RouterMsg;
+    type State = Arc<HostContext>;
+    type Arguments = Arc<HostContext>;
+
+    async fn pre_start(
+        &self,
+        _: RouterRef,
+        ctx: Arc<HostContext>,
+    ) -> Result<Arc<HostContext>, ActorProcessingErr> {
+        Ok(ctx)
+    }
+
+    async fn handle(
+        &self,
+        _myself: RouterRef,
+        msg: RouterMsg,
+        ctx: &mut Arc<HostContext>,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            RouterMsg::Send(args, reply) => deliver(ctx, admit_send(ctx, args), reply).await,
+            RouterMsg::Broadcast(args, reply) => {
+                deliver(ctx, admit_broadcast(ctx, args), reply).await
+            }
+            RouterMsg::Reply(args, reply) => deliver(ctx, admit_reply(ctx, args), reply).await,
+            RouterMsg::Fetch(name, limit, reply) => {
+                let _ = reply.send(fetch(ctx, &name, limit));
+            }
+            RouterMsg::Ack(args, reply) => {
+                let ctx = ctx.clone();
+                tokio::spawn(async move {
+                    let _ = reply.send(ack(&ctx, args).await);
+                });
+            }
+            RouterMsg::Ping(reply) => {
+                let _ = reply.send(());
+            }
+            RouterMsg::Fail => panic!("router failed on request (test hook)"),
+        }
+        Ok(())
+    }
+}
+
+fn sender(ctx: &HostContext, name: &PeerName) -> Result<PeerRecord, ControlError> {
+    let id = PeerId::new(ctx.host.clone(), name.clone());
+    let record = ctx
+        .directory()
+        .get(&id)
+        .cloned()
+        .ok_or_else(|| not_registered(&id))?;
+    if let Some(registry) = ctx.children.registry() {
+        let _ = registry.cast(RegistryMsg::Touch(id));
+    }
+    Ok(record)
+}
+
+fn check_content(
+    ctx: &HostContext,
+    body: &str,
+    summary: &Option<String>,
+) -> Result<(), ControlError> {
+    let limit = ctx.config.max_message_bytes;
+    if body.len() > limit {
+        return Err(ControlError::new(
+            ErrorCode::TooLarge,
+            format!(
+                "message is {} bytes, over the limit of {limit} bytes",
+                body.len()
+            ),
+        )
+        .with_hint("split it into smaller messages, or raise max_message_bytes in config.toml")
+        .with_details(json!({"size": body.len(), "limit": limit})));
+    }
+    if body.is_empty() {
+        return Err(ControlError::new(ErrorCode::BadRequest, "message is empty")
+            .with_hint("give the text as an argument, or `-` to read it from stdin"));
+    }
+    if let Some(s) = summary
+        .as_deref()
+        .filter(|s| s.len() > MAX_SUMMARY || s.contains('\n'))
+    {
+        return Err(ControlError::new(
+            ErrorCode::BadRequest,
+            format!(
+                "summary must be one line of at most {MAX_SUMMARY} bytes; got {} bytes",
+                s.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn admit_send(ctx: &HostContext, args: SendArgs) -> Result<Admitted, ControlError> {
+    let sender = sender(ctx, &args.as_peer)?;
+    check_content(ctx, &args.body, &args.summary)?;
+    if args.to.is_empty() {
+        return Err(ControlError::new(ErrorCode::BadRequest, "no target given")
+            .with_hint("name at least one peer with --to"));
+    }
+    let to = ctx
+        .directory()
+        .admit_send(&sender, &args.to)
+        .map_err(|bad| {
+            let lines: Vec<String> = bad.iter().map(ToString::to_string).collect();
+            ControlError::new(
+                ErrorCode::TargetsRefused,
+                format!("nothing was sent; refused targets: {}", lines.join("; ")),
+            )
+            .with_hint(format!(
+                "`flotilla peers --as {}` lists who you can reach",
+                args.as_peer
+            ))
+            .with_details(json!({ "refused": bad }))
+        })?;
+    Ok(Admitted {
+        sender,
+        to,
+        group: None,
+        summary: args.summary,
+        body: args.body,
+        id: args.id,
+        in_reply_to: None,
+    })
+}
+
+fn admit_broadcast(ctx: &HostContext, args: BroadcastArgs) -> Result<Admitted, ControlError> {
+    let sender = sender(ctx, &args.as_peer)?;
+    check_content(ctx, &args.body, &args.summary)?;
+    let to = ctx
+        .directory()
+        .admit_broadcast(&sender, &args.group)
+        .map_err(|e| {
+            ControlError::new(ErrorCode::NotMember, format!("nothing was sent: {e}")).with_hint(
+                format!(
+                    "join it first: flotilla peer join {} -g {}",
+                    args.as_peer, args.group
+                ),
+            )
+        })?;
+    Ok(Admitted {
+        sender,
+        to,
+        group: Some(args.group),
+        summary: args.summary,
+        body: args.body,
+        id: args.id,
+        in_reply_to: None,
+    })
+}
+
+fn admit_reply(ctx: &HostContext, args: ReplyArgs) -> Result<Admitted, ControlError> {
+    let sender = sender(ctx, &args.as_peer)?;
+    check_content(ctx, &args.body, &args.summary)?;
+    let original = ctx.store.seen(&args.to_message).map_err(store_error)?;
+    let original = original
+        .filter(|r| r.to.contains(&sender.id))
+        .ok_or_else(|| {
+            ControlError::new(
+                ErrorCode::NotFound,
+                format!(
+                    "{} received no message with id {}",
+                    sender.id, args.to_message
+                ),
+            )
+            .with_hint(format!(
+                "`flotilla inbox --as {} --peek` shows message ids",
+                args.as_peer
+            ))
+        })?;
+    let target = original.from.to_string();
+    let to = ctx
+        .directory()
+        .admit_send(&sender, &[target])
+        .map_err(|bad| {
+            let lines: Vec<String> = bad.iter().map(ToString::to_string).collect();
+            ControlError::new(
+                ErrorCode::TargetsRefused,
+                format!("nothing was sent: {}", lines.join("; ")),
+            )
+            .with_details(json!({ "refused": bad }))
+        })?;
+    Ok(Admitted {
+        sender,
+        to,
+        group: None,
+        summary: args.summary,
+        body: args.body,
+        id: args.id,
+        in_reply_to: Some(args.to_message),
+    })
+}
+
+/// Queues an admitted message and answers once it is on disk.
+async fn deliver(
+    ctx: &HostContext,
+    admitted: Result<Admitted, ControlError>,
+    reply: Reply<SendReply>,
+) {
+    let a = match admitted {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = reply.send(Err(e));
+            return;
+        }
+    };
+    let id = a.id.unwrap_or_else(MessageId::generate);
+    let message = NewMessage {
+        id: id.clone(),
+        from: a.sender.id,
+        to: a.to,
+        group: a.group,
+        summary: a.summary,
+        body: a.body,
+        in_reply_to: a.in_reply_to,
+        sent_at: Timestamp::now(),
+    };
+    match ctx.commit.submit_accept(message).await {
+        Ok(pending) => {
+            tokio::spawn(async move {
+                let _ = reply.send(
+                    pending
+                        .await
+                        .map(|o| send_reply(id, o))
+                        .map_err(store_error),
+                );
+            });
+        }
+        Err(e) => {
+            let _ = reply.send(Err(store_error(e)));
+        }
+    }
+}
+
+fn send_reply(id: MessageId, outcome: AcceptOutcome) -> SendReply {
+    let (record, duplicate): (SeenRecord, bool) = match outcome {
+        AcceptOutcome::Stored(r) => (r, false),
+        AcceptOutcome::Duplicate(r) => (r, true),
+    };
+    SendReply {
+        id,
+        recipients: record.to,
+        seq: record.seq,
+        sent_at: record.sent_at,
+        duplicate,
+    }
+}
+
+fn fetch(ctx: &HostContext, name: &PeerName, limit: usize) -> Result<InboxReply, ControlError> {
+    let reader = sender(ctx, name)?;
+    let (messages, remaining) = ctx
+        .store
+        .fetch_inbox(&reader.id, limit.max(1), FETCH_BUDGET)
+        .map_err(store_error)?;
+    Ok(InboxReply {
+        schema: "flotilla.inbox.v1".into(),
+        peer: reader.id,
+        messages,
+        remaining,
+    })
+}
+
+async fn ack(ctx: &HostContext, args: InboxAckArgs) -> Result<InboxAckReply, ControlError> {
+    let reader = sender(ctx, &args.as_peer)?;
+    let acked = ctx
+        .commit
+        .ack(reader.id, args.ids)
+        .await
+        .map_err(store_error)?;
+    Ok(InboxAckReply { acked })
+}

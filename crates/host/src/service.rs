@@ -1,0 +1,232 @@
+//! Service files: a systemd user unit (Linux) or a launchd agent (macOS)
+//! that runs `flotilla host run`, rendered from the templates in `deploy/`.
+//!
+//! Rendering is pure and tested; installing only writes or removes the one
+//! file (it never starts anything: the printed next steps do).
+
+use std::path::{Path, PathBuf};
+
+use crate::home::Home;
+
+const SYSTEMD_TEMPLATE: &str = include_str!("../../../deploy/systemd/flotilla-host.service");
+const LAUNCHD_TEMPLATE: &str = include_str!("../../../deploy/launchd/dev.flotilla.host.plist");
+
+/// Which service manager.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    /// systemd, user instance.
+    Systemd,
+    /// launchd, per-user agent.
+    Launchd,
+}
+
+impl Platform {
+    /// The platform this build runs on.
+    pub fn current() -> Self {
+        if cfg!(target_os = "macos") {
+            Self::Launchd
+        } else {
+            Self::Systemd
+        }
+    }
+}
+
+/// A rendered service file and where it goes.
+#[derive(Debug, Clone)]
+pub struct ServiceFile {
+    /// The service manager.
+    pub platform: Platform,
+    /// The unit's name (systemd) or label (launchd).
+    pub name: String,
+    /// Where the file is written.
+    pub path: PathBuf,
+    /// Its text.
+    pub contents: String,
+    /// Commands the user runs to enable it.
+    pub enable: Vec<String>,
+    /// Commands the user runs before removing it.
+    pub disable: Vec<String>,
+}
+
+/// Renders the service file that runs `exe host run` for `home`.
+/// `user_home` is the user's home directory (where service managers look).
+pub fn render(platform: Platform, exe: &Path, home: &Home, user_home: &Path) -> ServiceFile {
+    let mut args = vec![exe.display().to_string()];
+    if let Some(root) = &home.root {
+        args.push("--home".into());
+        args.push(root.display().to_string());
+    }
+    args.extend(["host".into(), "run".into()]);
+    let suffix = home
+        .root
+        .as_ref()
+        .map(|r| format!("{:08x}", short_hash(&r.display().to_string())));
+    match platform {
+        Platform::Systemd => {
+            let name = match &suffix {
+                Some(s) => format!("flotilla-host-{s}.service"),
+                None => "flotilla-host.service".into(),
+            };
+            let exec: Vec<String> = args.iter().map(|a| systemd_quote(a)).collect();
+            let contents = SYSTEMD_TEMPLATE
+                .replace("{{LABEL}}", &home.label())
+                .replace("{{EXEC}}", &exec.join(" "));
+            ServiceFile {
+                platform,
+                path: user_home.join(".config/systemd/user").join(&name),
+                enable: vec![
+                    "systemctl --user daemon-reload".into(),
+                    format!("systemctl --user enable --now {name}"),
+                ],
+                disable: vec![format!("systemctl --user disable --now {name}")],
+                name,
+                contents,
+            }
+        }
+        Platform::Launchd => {
+            let name = match &suffix {
+                Some(s) => format!("dev.flotilla.host.{s}"),
+                None => "dev.flotilla.host".into(),
+            };
+            let items: Vec<String> = args
+                .iter()
+                .map(|a| format!("    <string>{}</string>", xml_escape(a)))
+                .collect();
+            let stderr = home
+                .logs_dir
+                .join("launchd.stderr.log")
+                .display()
+                .to_string();
+            let contents = LAUNCHD_TEMPLATE
+                .replace("{{SERVICE}}", &name)
+                .replace("{{ARGS}}", &items.join("\n"))
+                .replace("{{STDERR}}", &xml_escape(&stderr));
+            let path = user_home
+                .join("Library/LaunchAgents")
+                .join(format!("{name}.plist"));
+            ServiceFile {
+                platform,
+                enable: vec![format!(
+                    "launchctl bootstrap gui/$(id -u) {}",
+                    path.display()
+                )],
+                disable: vec![format!("launchctl bootout gui/$(id -u) {}", path.display())],
+                path,
+                name,
+                contents,
+            }
+        }
+    }
+}
+
+/// Writes the file (0644: service managers read it; it holds no secret).
+pub fn install(file: &ServiceFile) -> std::io::Result<()> {
+    if let Some(dir) = file.path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&file.path, &file.contents)
+}
+
+/// Removes the file; `Ok(false)` when it was not there.
+pub fn uninstall(file: &ServiceFile) -> std::io::Result<bool> {
+    match std::fs::remove_file(&file.path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+fn systemd_quote(arg: &str) -> String {
+    let escaped = arg
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('%', "%%");
+    format!("\"{escaped}\"")
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn short_hash(s: &str) -> u32 {
+    s.bytes().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn systemd_unit_runs_the_daemon_for_the_home() {
+        let home = Home::at("/srv/my home");
+        let unit = render(
+            Platform::Systemd,
+            Path::new("/usr/bin/flotilla"),
+            &home,
+            Path::new("/home/u"),
+        );
+        assert!(unit.name.starts_with("flotilla-host-") && unit.name.ends_with(".service"));
+        assert!(unit.path.starts_with("/home/u/.config/systemd/user"));
+        assert!(
+            unit.contents.contains(
+                "ExecStart=\"/usr/bin/flotilla\" \"--home\" \"/srv/my home\" \"host\" \"run\""
+            ),
+            "{}",
+            unit.contents
+        );
+        assert!(unit.contents.contains("KillSignal=SIGTERM"));
+        assert!(!unit.contents.contains("{{"), "every placeholder is filled");
+    }
+
+    #[test]
+    fn launchd_agent_is_valid_looking_xml() {
+        let home = Home::at("/Users/u/fl<o>");
+        let agent = render(
+            Platform::Launchd,
+            Path::new("/opt/flotilla"),
+            &home,
+            Path::new("/Users/u"),
+        );
+        assert!(agent.path.starts_with("/Users/u/Library/LaunchAgents"));
+        assert!(agent.contents.contains("<string>/opt/flotilla</string>"));
+        assert!(
+            agent
+                .contents
+                .contains("<string>/Users/u/fl&lt;o&gt;</string>")
+        );
+        assert!(
+            agent
+                .contents
+                .contains(&format!("<string>{}</string>", agent.name))
+        );
+        assert!(!agent.contents.contains("{{"));
+    }
+
+    #[test]
+    fn the_default_home_gets_the_plain_name() {
+        let home = Home {
+            root: None,
+            config_file: "/h/.config/flotilla/config.toml".into(),
+            state_dir: "/h/.local/state/flotilla".into(),
+            run_dir: "/run/user/1/flotilla".into(),
+            logs_dir: "/h/.local/state/flotilla/logs".into(),
+            certs_dir: "/h/.config/flotilla/certs".into(),
+        };
+        let unit = render(
+            Platform::Systemd,
+            Path::new("/bin/flotilla"),
+            &home,
+            Path::new("/h"),
+        );
+        assert_eq!(unit.name, "flotilla-host.service");
+        assert!(
+            unit.contents
+                .contains("ExecStart=\"/bin/flotilla\" \"host\" \"run\"")
+        );
+    }
+}
