@@ -1,1 +1,9 @@
-//! e2e
+//! End-to-end tests of the real `flotilla` binary: real daemons on throwaway
+//! homes, talking over their real sockets. One binary (so it builds once);
+//! nextest runs its tests in the `e2e` group, a few at a time.
+
+mod crash;
+mod daemon;
+mod messaging;
+mod protocol;
+mod service;

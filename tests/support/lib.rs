@@ -1,1 +1,243 @@
-//! Test support.
+//! Test support shared by every end-to-end test: the real `flotilla` binary,
+//! throwaway homes with their daemons, a raw JSON-lines client for the
+//! control socket, and bounded waiting on conditions (never fixed sleeps).
+
+pub mod raw;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The `flotilla` binary: `FLOTILLA_BIN`, else built once by cargo into this
+/// workspace's target directory.
+pub fn flotilla_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(bin) = std::env::var_os("FLOTILLA_BIN") {
+            return PathBuf::from(bin);
+        }
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "flotilla-cli",
+                "--bin",
+                "flotilla",
+            ])
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building flotilla failed");
+        let exe = std::env::current_exe().expect("current exe");
+        // target/<profile>/deps/e2e-HASH -> target/<profile>/flotilla
+        let profile_dir = exe.parent().and_then(Path::parent).expect("target dir");
+        profile_dir.join("flotilla")
+    })
+    .clone()
+}
+
+/// Waits until `cond` holds, checking every few milliseconds, for at most
+/// `timeout`; panics with `what` otherwise.
+pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(2);
+    while Instant::now() < deadline {
+        if cond() {
+            return;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(100));
+    }
+    panic!("timed out after {timeout:?} waiting for {what}");
+}
+
+/// A throwaway home, and the daemon run on it.
+#[derive(Debug)]
+pub struct TestHome {
+    dir: tempfile::TempDir,
+    /// A daemon started in the foreground by [`TestHome::spawn_daemon`].
+    pub daemon: Option<Child>,
+    /// Extra environment for every command.
+    pub env: Vec<(String, String)>,
+}
+
+impl Default for TestHome {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TestHome {
+    /// A new, empty home.
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::Builder::new()
+                .prefix("fl-")
+                .tempdir()
+                .expect("tempdir"),
+            daemon: None,
+            env: vec![("FLOTILLA_TEST_HOOKS".into(), "1".into())],
+        }
+    }
+
+    /// The home directory.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A `flotilla --home HOME ARGS...` command, ready to run.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(flotilla_bin());
+        cmd.arg("--home").arg(self.path()).args(args);
+        cmd.env_remove("FLOTILLA_HOME");
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Runs a command to completion.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run flotilla")
+    }
+
+    /// Runs a command with `input` on stdin.
+    pub fn run_with_stdin(&self, args: &[&str], input: &[u8]) -> Output {
+        use std::io::Write;
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn flotilla");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let input = input.to_vec();
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+        let out = child.wait_with_output().expect("wait");
+        let _ = writer.join();
+        out
+    }
+
+    /// Runs a command that must succeed; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "flotilla {args:?} failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8 stdout")
+    }
+
+    /// Runs a command with `--json` that must succeed; returns the document.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        serde_json::from_str(&self.ok(&all)).expect("JSON output")
+    }
+
+    /// Runs a command that must fail with `code`; returns stderr.
+    pub fn fails(&self, args: &[&str], code: i32) -> String {
+        let out = self.run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "flotilla {args:?}: stderr was\n{stderr}"
+        );
+        stderr
+    }
+
+    /// Starts `flotilla host run` in the foreground (as a service manager
+    /// would) and waits until it answers.
+    pub fn spawn_daemon(&mut self, name: &str) {
+        let log = std::fs::File::create(self.path().join("daemon-test.stderr")).expect("log");
+        let child = self
+            .command(&["host", "run", "--name", name])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn daemon");
+        self.daemon = Some(child);
+        self.wait_answering();
+    }
+
+    /// Waits until the daemon answers `host status`.
+    pub fn wait_answering(&self) {
+        wait_until("the daemon to answer", Duration::from_secs(20), || {
+            self.run(&["host", "status"]).status.success()
+        });
+    }
+
+    /// The foreground daemon's pid.
+    pub fn daemon_pid(&self) -> i32 {
+        self.daemon.as_ref().expect("daemon running").id() as i32
+    }
+
+    /// Sends a signal to the foreground daemon and waits for it to exit;
+    /// returns its exit status.
+    pub fn signal_daemon(&mut self, signal: &str) -> std::process::ExitStatus {
+        let mut child = self.daemon.take().expect("daemon running");
+        let status = Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "daemon did not exit after SIG{signal}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// `kill -9` of the foreground daemon, at once; waits for it to be gone.
+    pub fn kill_daemon(&mut self) {
+        let mut child = self.daemon.take().expect("daemon running");
+        child.kill().expect("SIGKILL");
+        let status = child.wait().expect("wait");
+        assert_eq!(status.code(), None, "killed by a signal");
+    }
+
+    /// A raw client on this home's control socket.
+    pub fn raw(&self) -> raw::RawClient {
+        raw::RawClient::connect(&self.socket_path())
+    }
+
+    /// The control socket of this home.
+    pub fn socket_path(&self) -> PathBuf {
+        self.path().join("run/control.sock")
+    }
+}
+
+impl Drop for TestHome {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.daemon.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        } else {
+            let _ = self
+                .command(&["down"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}

@@ -83,6 +83,9 @@ pub struct HostContext {
     pub shutdown: Notify,
     /// Each actor's state, kept by the supervisor.
     pub actors: RwLock<Vec<ActorStatus>>,
+    /// Readers blocked in `inbox --wait`, per peer.
+    pub waiting:
+        std::sync::Mutex<std::collections::BTreeMap<flotilla_actors::names::PeerId, usize>>,
     stopping: AtomicBool,
 }
 
@@ -112,6 +115,7 @@ impl HostContext {
             test_hooks,
             shutdown: Notify::new(),
             actors: RwLock::new(Vec::new()),
+            waiting: Default::default(),
             stopping: AtomicBool::new(false),
         }
     }
@@ -119,6 +123,14 @@ impl HostContext {
     /// The current directory snapshot.
     pub fn directory(&self) -> Arc<Directory> {
         self.directory.borrow().clone()
+    }
+
+    /// Whether a reader of `peer` is blocked waiting for mail.
+    pub fn is_waiting(&self, peer: &flotilla_actors::names::PeerId) -> bool {
+        self.waiting
+            .lock()
+            .map(|w| w.get(peer).is_some_and(|n| *n > 0))
+            .unwrap_or(false)
     }
 
     /// Marks the daemon as stopping: the supervisor restarts nothing more.

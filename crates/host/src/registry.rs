@@ -290,7 +290,14 @@ impl RegistryState {
                 .memberships()
                 .filter(|g| viewer.is_none_or(|v| v.is_member(g)))
                 .collect(),
-            state: if active { "active" } else { "idle" }.into(),
+            state: if self.ctx.is_waiting(&p.id) {
+                "waiting"
+            } else if active {
+                "active"
+            } else {
+                "idle"
+            }
+            .into(),
             last_seen,
         }
     }

@@ -184,7 +184,7 @@ pub struct PeerView {
     pub product: Option<String>,
     /// Groups, the private group first (in `peers`, only shared ones).
     pub groups: Vec<GroupName>,
-    /// `active` if seen in the last five minutes, else `idle`.
+    /// `waiting` while blocked in `inbox --wait`, `active` if seen in the last five minutes, else `idle`.
     pub state: String,
     /// When it last made a request.
     pub last_seen: Option<Timestamp>,
@@ -365,7 +365,7 @@ pub struct RosterPeer {
     pub kind: PeerKind,
     /// All its groups, the private one first.
     pub groups: Vec<GroupName>,
-    /// `active` or `idle`.
+    /// `waiting`, `active` or `idle`.
     pub state: String,
     /// Unacknowledged messages.
     pub inbox_depth: u64,

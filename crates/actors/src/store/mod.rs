@@ -79,6 +79,26 @@ from_redb!(
     redb::CommitError
 );
 
+fn refuse_newer(found: u64, path: &Path) -> Result<(), StoreError> {
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_owned(),
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}
+
+fn locked_or(e: redb::DatabaseError, path: &Path) -> StoreError {
+    match e {
+        redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked {
+            path: path.to_owned(),
+        },
+        other => other.into(),
+    }
+}
+
 /// What the integrity check at open found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Integrity {
@@ -100,30 +120,34 @@ impl Store {
     /// Opens (or creates) the store at `path`, checks redb's integrity,
     /// refuses a newer schema without writing, and migrates an older one.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        if path.exists() {
+            // Read the version through a read-only handle first: a store
+            // written by a newer flotilla is refused without a single write.
+            // (A file left by a crash cannot be opened read-only; it is
+            // repaired by the normal open and checked again below.)
+            match redb::ReadOnlyDatabase::open(path) {
+                Ok(ro) => refuse_newer(schema::read_version(&ro.begin_read()?, path)?, path)?,
+                Err(redb::DatabaseError::DatabaseAlreadyOpen) => {
+                    return Err(StoreError::Locked {
+                        path: path.to_owned(),
+                    });
+                }
+                Err(_) => {}
+            }
+        }
         let mut db = if path.exists() {
             Database::open(path)
         } else {
             Database::create(path)
         }
-        .map_err(|e| match e {
-            redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked {
-                path: path.to_owned(),
-            },
-            other => other.into(),
-        })?;
+        .map_err(|e| locked_or(e, path))?;
         let integrity = if db.check_integrity()? {
             Integrity::Clean
         } else {
             Integrity::Repaired
         };
         let found = schema::read_version(&db.begin_read()?, path)?;
-        if found > SCHEMA_VERSION {
-            return Err(StoreError::TooNew {
-                path: path.to_owned(),
-                found,
-                supported: SCHEMA_VERSION,
-            });
-        }
+        refuse_newer(found, path)?;
         if found < SCHEMA_VERSION {
             let txn = db.begin_write()?;
             schema::migrate(&txn, found)?;

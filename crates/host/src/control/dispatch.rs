@@ -137,9 +137,42 @@ async fn inbox_fetch(
         if !reply.messages.is_empty() || tokio::time::Instant::now() >= deadline {
             return Ok(reply);
         }
+        let _waiting = WaitingGuard::enter(ctx, &reply.peer);
         match tokio::time::timeout_at(deadline, epoch.changed()).await {
             Ok(Ok(())) => continue,
             Ok(Err(_)) | Err(_) => return Ok(reply),
+        }
+    }
+}
+
+/// Counts a reader as waiting for as long as it is blocked (shown as the
+/// peer's state `waiting`).
+struct WaitingGuard<'a> {
+    ctx: &'a HostContext,
+    peer: flotilla_actors::names::PeerId,
+}
+
+impl<'a> WaitingGuard<'a> {
+    fn enter(ctx: &'a HostContext, peer: &flotilla_actors::names::PeerId) -> Self {
+        if let Ok(mut w) = ctx.waiting.lock() {
+            *w.entry(peer.clone()).or_insert(0) += 1;
+        }
+        Self {
+            ctx,
+            peer: peer.clone(),
+        }
+    }
+}
+
+impl Drop for WaitingGuard<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut w) = self.ctx.waiting.lock()
+            && let Some(n) = w.get_mut(&self.peer)
+        {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                w.remove(&self.peer);
+            }
         }
     }
 }

@@ -1,0 +1,76 @@
+//! `doctor` and `host install|uninstall` through the real binary.
+
+use flotilla_tests::TestHome;
+use serde_json::Value;
+
+#[test]
+fn doctor_fails_without_a_daemon_and_passes_with_one() {
+    let home = TestHome::new();
+    let out = home.run(&["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["schema"], "flotilla.doctor.v1");
+    let daemon = report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["name"] == "daemon")
+        .expect("daemon check");
+    assert_eq!(daemon["status"], "fail");
+    assert!(
+        daemon["hint"]
+            .as_str()
+            .expect("hint")
+            .contains("flotilla up")
+    );
+    home.ok(&["up"]);
+    let report = home.json(&["doctor"]);
+    assert_eq!(report["ok"], Value::Bool(true), "{report}");
+    let store = report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["name"] == "store")
+        .expect("store");
+    assert!(
+        store["detail"]
+            .as_str()
+            .expect("detail")
+            .contains("consistent")
+    );
+}
+
+#[test]
+fn host_install_writes_and_uninstall_removes_the_unit() {
+    let home = TestHome::new();
+    let user_home = tempfile::tempdir().expect("home");
+    let run = |args: &[&str]| {
+        let out = home
+            .command(args)
+            .env("HOME", user_home.path())
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).expect("json")
+    };
+    let dry = run(&["host", "install", "--dry-run", "--json"]);
+    let path = std::path::PathBuf::from(dry["path"].as_str().expect("path"));
+    assert!(!path.exists(), "a dry run writes nothing");
+    assert!(
+        dry["contents"]
+            .as_str()
+            .expect("contents")
+            .contains("host\" \"run\"")
+            || cfg!(target_os = "macos")
+    );
+    run(&["host", "install", "--json"]);
+    let text = std::fs::read_to_string(&path).expect("unit written");
+    assert!(text.contains(&home.path().display().to_string()));
+    let removed = run(&["host", "uninstall", "--json"]);
+    assert_eq!(removed["existed"], Value::Bool(true));
+    assert!(!path.exists());
+}
