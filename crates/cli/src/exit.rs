@@ -77,7 +77,7 @@ fn classify(err: &anyhow::Error) -> (u8, &'static str, Option<String>, Option<se
                 control_code(e),
                 e.code.as_str(),
                 e.hint.clone(),
-                e.details.clone(),
+                e.details.as_deref().cloned(),
             );
         }
         if let Some(e) = cause.downcast_ref::<ClientError>() {
@@ -87,7 +87,7 @@ fn classify(err: &anyhow::Error) -> (u8, &'static str, Option<String>, Option<se
                     control_code(c),
                     c.code.as_str(),
                     c.hint.clone(),
-                    c.details.clone(),
+                    c.details.as_deref().cloned(),
                 ),
                 ClientError::Connection(_) => (
                     UNAVAILABLE,

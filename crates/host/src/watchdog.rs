@@ -100,7 +100,7 @@ impl WatchdogState {
                     "registry stopped answering; killing it so it restarts"
                 );
                 registry.kill();
-            } else if self.ticks % FLUSH_EVERY == 0 {
+            } else if self.ticks.is_multiple_of(FLUSH_EVERY) {
                 let _ = registry.cast(RegistryMsg::Flush);
             }
         }

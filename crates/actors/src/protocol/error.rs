@@ -69,7 +69,7 @@ pub struct ControlError {
     pub hint: Option<String>,
     /// Machine-readable detail (e.g. each refused target).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
+    pub details: Option<Box<Value>>,
 }
 
 impl ControlError {
@@ -91,7 +91,7 @@ impl ControlError {
 
     /// Adds machine-readable detail.
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 

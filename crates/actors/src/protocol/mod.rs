@@ -63,9 +63,10 @@ impl RequestFrame {
 
     /// Parses one line: JSON, version check, then the op and its args.
     /// Errors carry the request id when it could be read.
-    pub fn parse(line: &[u8]) -> Result<(Value, Request), (Value, ControlError)> {
+    pub fn parse(line: &[u8]) -> Result<(Value, Request), Box<FrameError>> {
+        let refuse = |id: Value, error: ControlError| Box::new(FrameError { id, error });
         let frame: RequestFrame = serde_json::from_slice(line).map_err(|e| {
-            (
+            refuse(
                 Value::Null,
                 ControlError::new(ErrorCode::BadRequest, format!("malformed request: {e}"))
                     .with_hint("send one JSON object per line: {\"v\":1,\"id\":1,\"op\":\"host.status\",\"args\":{}}"),
@@ -80,13 +81,22 @@ impl RequestFrame {
                 ),
             )
             .with_hint("use a flotilla client of the same release as the daemon");
-            return Err((frame.id, err));
+            return Err(refuse(frame.id, err));
         }
         match Request::from_parts(&frame.op, frame.args) {
             Ok(req) => Ok((frame.id, req)),
-            Err(err) => Err((frame.id, err)),
+            Err(err) => Err(refuse(frame.id, err)),
         }
     }
+}
+
+/// A request line that could not be accepted, with its id when known.
+#[derive(Debug, Clone)]
+pub struct FrameError {
+    /// The request's id, or null.
+    pub id: Value,
+    /// What was wrong.
+    pub error: ControlError,
 }
 
 /// A response line.

@@ -56,9 +56,9 @@ fn refuses_bad_frames_with_codes() {
         ),
     ];
     for (bytes, code, want_id) in cases {
-        let (id, err) = RequestFrame::parse(&bytes).expect_err("must fail");
-        assert_eq!(err.code, code, "{}", err.message);
-        assert_eq!(id, want_id);
+        let refused = RequestFrame::parse(&bytes).expect_err("must fail");
+        assert_eq!(refused.error.code, code, "{}", refused.error.message);
+        assert_eq!(refused.id, want_id);
     }
 }
 

@@ -47,7 +47,7 @@ type Reply = oneshot::Sender<Result<WriteDone, StoreError>>;
 
 #[derive(Debug)]
 enum Cmd {
-    Write(WriteOp, Reply),
+    Write(Box<WriteOp>, Reply),
     Stop,
 }
 
@@ -106,7 +106,7 @@ impl CommitQueue {
     ) -> Result<oneshot::Receiver<Result<WriteDone, StoreError>>, StoreError> {
         let (reply, rx) = oneshot::channel();
         self.tx
-            .send(Cmd::Write(op, reply))
+            .send(Cmd::Write(Box::new(op), reply))
             .await
             .map_err(|_| stopped())?;
         Ok(rx)
@@ -197,7 +197,7 @@ impl Writer {
             let mut next = Some(first);
             while let Some(cmd) = next {
                 match cmd {
-                    Cmd::Write(op, reply) => group.push((op, reply)),
+                    Cmd::Write(op, reply) => group.push((*op, reply)),
                     Cmd::Stop => {
                         stop = true;
                         break;
@@ -215,7 +215,7 @@ impl Writer {
             if stop {
                 self.rx.close();
                 while let Ok(Cmd::Write(op, reply)) = self.rx.try_recv() {
-                    self.commit_group(vec![(op, reply)]);
+                    self.commit_group(vec![(*op, reply)]);
                 }
                 break;
             }

@@ -73,7 +73,7 @@ pub(super) async fn serve(stream: UnixStream, ctx: Arc<HostContext>) {
                     }
                 }
             }
-            Err((id, err)) => ResponseFrame::err(id, err),
+            Err(refused) => ResponseFrame::err(refused.id, refused.error),
         };
         if respond(&mut write, response).await.is_err() {
             return;
