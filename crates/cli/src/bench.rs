@@ -1,10 +1,286 @@
-//! `flotilla bench local`: placeholder until the benchmark lands.
+//! `flotilla bench local`: measures one host on this machine and prints
+//! each figure next to a floor measured in the same run on the same disk (a
+//! bare redb commit), so figures compare across machines as ratios.
+//!
+//! It starts a real daemon (this executable, `host run`) on a throwaway
+//! home, talks to it over its socket as any client does, and removes
+//! everything afterwards.
 
-use anyhow::Result;
+use std::time::{Duration, Instant};
 
-use crate::args::BenchCommand;
+use anyhow::{Context, Result};
+use flotilla_actors::names::{GroupName, MessageId, PeerName};
+use flotilla_actors::protocol::{
+    HostStatusArgs, InboxAckArgs, InboxFetchArgs, PeerJoinArgs, SendArgs, ShutdownArgs,
+};
+use flotilla_host::client::ControlClient;
+use flotilla_host::home::Home;
+use serde::Serialize;
+
+use crate::args::{BenchCommand, BenchLocalArgs};
 use crate::commands::Env;
+use crate::exit::OK;
+use crate::output;
 
-pub(crate) async fn run(_env: &Env, _cmd: BenchCommand) -> Result<u8> {
-    Ok(0)
+#[derive(Debug, Serialize)]
+struct Figures {
+    schema: &'static str,
+    machine: String,
+    redb_commit_p50_us: f64,
+    latency_p50_us: f64,
+    latency_p99_us: f64,
+    latency_p50_ratio: f64,
+    latency_p99_ratio: f64,
+    throughput: Vec<Throughput>,
+    rss_idle_kib: u64,
+    rss_queued_kib: u64,
+    queued_messages: usize,
+    rss_queued_ratio: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct Throughput {
+    senders: usize,
+    messages: usize,
+    per_sec: f64,
+    /// Messages per second over bare redb commits per second.
+    ratio_to_commit_rate: f64,
+}
+
+pub(crate) async fn run(env: &Env, cmd: BenchCommand) -> Result<u8> {
+    let BenchCommand::Local(args) = cmd;
+    let figures = local(&args).await?;
+    if env.json {
+        output::json(&figures);
+    } else {
+        print_figures(&figures);
+    }
+    Ok(OK)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)].as_secs_f64() * 1e6
+}
+
+/// The floor: one small durable redb commit, on the same disk.
+fn redb_commit_p50(dir: &std::path::Path) -> Result<f64> {
+    let db = redb::Database::create(dir.join("floor.redb"))?;
+    let table: redb::TableDefinition<u64, u64> = redb::TableDefinition::new("t");
+    let mut times = Vec::with_capacity(200);
+    for i in 0..200u64 {
+        let start = Instant::now();
+        let txn = db.begin_write()?;
+        txn.open_table(table)?.insert(i, i)?;
+        txn.commit()?;
+        times.push(start.elapsed());
+    }
+    times.sort();
+    Ok(percentile(&times, 0.5))
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    if let Some(line) = status.lines().find(|l| l.starts_with("VmRSS:")) {
+        return line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+    }
+    let ps = std::process::Command::new("ps")
+        .args(["-o", "rss=", "-p", &pid.to_string()])
+        .output();
+    ps.ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_owned());
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    format!("{cpu}, {cores} cores, {}", std::env::consts::OS)
+}
+
+async fn local(args: &BenchLocalArgs) -> Result<Figures> {
+    let dir = tempfile::Builder::new()
+        .prefix("flotilla-bench-")
+        .tempdir()?;
+    eprintln!("measuring the floor (bare redb commits)...");
+    let floor = redb_commit_p50(dir.path())?;
+    let home = Home::at(dir.path().join("home"));
+    let exe = std::env::current_exe()?;
+    let mut daemon = tokio::process::Command::new(exe)
+        .arg("--home")
+        .arg(home.root.as_deref().context("home")?)
+        .args(["host", "run", "--name", "bench"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut admin = ControlClient::connect_patiently(&home, Duration::from_secs(20)).await?;
+    let pid = admin.call(&HostStatusArgs {}).await?.pid;
+    let rss_idle = rss_kib(pid);
+    let group = GroupName::explicit("bench")?;
+    for name in ["reader", "sink"]
+        .into_iter()
+        .map(String::from)
+        .chain((0..16).map(|i| format!("s{i}")))
+    {
+        admin
+            .call(&PeerJoinArgs {
+                name: PeerName::new(&name)?,
+                groups: vec![group.clone()],
+                product: None,
+            })
+            .await?;
+    }
+    eprintln!(
+        "latency: {} messages, one sender, one reader...",
+        args.latency_messages
+    );
+    let (p50, p99) = latency(&home, args.latency_messages).await?;
+    let mut throughput = Vec::new();
+    for senders in [1usize, 4, 16] {
+        eprintln!(
+            "throughput: {} messages from {senders} sender(s)...",
+            args.throughput_messages
+        );
+        let per_sec = flood(&home, senders, args.throughput_messages, "reader").await?;
+        throughput.push(Throughput {
+            senders,
+            messages: args.throughput_messages,
+            per_sec,
+            ratio_to_commit_rate: per_sec * floor / 1e6,
+        });
+    }
+    eprintln!("memory: queueing {} messages...", args.queued_messages);
+    flood(&home, 16, args.queued_messages, "sink").await?;
+    let rss_queued = rss_kib(pid);
+    let _ = admin.call(&ShutdownArgs {}).await;
+    let _ = tokio::time::timeout(Duration::from_secs(30), daemon.wait()).await;
+    Ok(Figures {
+        schema: "flotilla.bench.local.v1",
+        machine: machine(),
+        redb_commit_p50_us: floor,
+        latency_p50_us: p50,
+        latency_p99_us: p99,
+        latency_p50_ratio: p50 / floor,
+        latency_p99_ratio: p99 / floor,
+        throughput,
+        rss_idle_kib: rss_idle,
+        rss_queued_kib: rss_queued,
+        queued_messages: args.queued_messages,
+        rss_queued_ratio: rss_queued as f64 / rss_idle.max(1) as f64,
+    })
+}
+
+fn send_args(from: &str, to: &str, i: usize) -> Result<SendArgs> {
+    Ok(SendArgs {
+        as_peer: PeerName::new(from)?,
+        to: vec![to.to_owned()],
+        summary: None,
+        body: format!("benchmark message {i} from {from}"),
+        id: Some(MessageId::generate()),
+    })
+}
+
+/// Send-to-inbox latency: one message at a time, timed from the send call
+/// to the reader's inbox read returning it.
+async fn latency(home: &Home, n: usize) -> Result<(f64, f64)> {
+    let mut sender = ControlClient::connect(home).await?;
+    let mut reader = ControlClient::connect(home).await?;
+    let reader_name = PeerName::new("reader")?;
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n {
+        let fetch = InboxFetchArgs {
+            as_peer: reader_name.clone(),
+            wait_ms: 10_000,
+            limit: Some(10),
+        };
+        let pending = tokio::spawn(async move {
+            let got = reader.call(&fetch).await;
+            (reader, got)
+        });
+        let start = Instant::now();
+        sender.call(&send_args("s0", "reader", i)?).await?;
+        let (r, got) = pending.await?;
+        reader = r;
+        let got = got?;
+        times.push(start.elapsed());
+        let ids = got.messages.iter().map(|m| m.id.clone()).collect();
+        reader
+            .call(&InboxAckArgs {
+                as_peer: reader_name.clone(),
+                ids,
+            })
+            .await?;
+    }
+    times.sort();
+    Ok((percentile(&times, 0.5), percentile(&times, 0.99)))
+}
+
+/// Messages per second with `senders` concurrent connections.
+async fn flood(home: &Home, senders: usize, total: usize, to: &'static str) -> Result<f64> {
+    let per = total / senders;
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for s in 0..senders {
+        let home = home.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut c = ControlClient::connect(&home).await?;
+            let from = format!("s{s}");
+            for i in 0..per {
+                c.call(&send_args(&from, to, i)?).await?;
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for t in tasks {
+        t.await??;
+    }
+    Ok((per * senders) as f64 / start.elapsed().as_secs_f64())
+}
+
+fn print_figures(f: &Figures) {
+    println!("flotilla bench local — {}", f.machine);
+    println!(
+        "floor: bare redb commit p50            {:>10.0} µs",
+        f.redb_commit_p50_us
+    );
+    println!(
+        "send→inbox latency p50                 {:>10.0} µs  ({:.2}× floor)",
+        f.latency_p50_us, f.latency_p50_ratio
+    );
+    println!(
+        "send→inbox latency p99                 {:>10.0} µs  ({:.2}× floor)",
+        f.latency_p99_us, f.latency_p99_ratio
+    );
+    for t in &f.throughput {
+        println!(
+            "throughput, {:>2} sender(s)             {:>10.0} msg/s ({:.2}× the bare commit rate)",
+            t.senders, t.per_sec, t.ratio_to_commit_rate
+        );
+    }
+    println!(
+        "daemon RSS idle                        {:>10} KiB",
+        f.rss_idle_kib
+    );
+    println!(
+        "daemon RSS with {:>6} queued          {:>10} KiB ({:.2}× idle)",
+        f.queued_messages, f.rss_queued_kib, f.rss_queued_ratio
+    );
 }
