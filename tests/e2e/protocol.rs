@@ -138,6 +138,34 @@ fn clients_that_vanish_mid_request_do_not_stall_the_daemon() {
 }
 
 #[test]
+fn a_reader_that_dies_before_acknowledging_gets_the_messages_again() {
+    let home = daemon();
+    home.ok(&["send", "--as", "a", "--to", "b", "first"]);
+    home.ok(&["send", "--as", "a", "--to", "b", "second"]);
+    {
+        let mut reader = home.raw();
+        let frame = reader
+            .call("inbox.fetch", json!({"as": "b"}))
+            .expect("fetch");
+        assert_eq!(frame["result"]["messages"].as_array().expect("m").len(), 2);
+        // The reader dies here, before inbox.ack.
+    }
+    let again = home.json(&["inbox", "--as", "b"]);
+    let bodies: Vec<&str> = again["messages"]
+        .as_array()
+        .expect("m")
+        .iter()
+        .map(|m| m["body"].as_str().expect("b"))
+        .collect();
+    assert_eq!(bodies, ["first", "second"]);
+    assert_eq!(
+        home.json(&["inbox", "--as", "b"])["messages"],
+        json!([]),
+        "acknowledged by the CLI"
+    );
+}
+
+#[test]
 fn test_hooks_are_off_unless_enabled() {
     let mut home = TestHome::new();
     home.env.clear();
