@@ -25,6 +25,8 @@ pub(crate) const REFUSED: u8 = 5;
 pub(crate) const CONFLICT: u8 = 6;
 /// Temporarily unavailable: retry.
 pub(crate) const UNAVAILABLE: u8 = 7;
+/// A wait ended first (`lane wait --timeout`), or a lane turn timed out.
+pub(crate) const TIMED_OUT: u8 = 124;
 
 /// An error with a chosen exit code, raised by the CLI itself.
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +67,7 @@ fn control_code(e: &ControlError) -> u8 {
         ErrorCode::TargetsRefused | ErrorCode::NotMember | ErrorCode::Forbidden => REFUSED,
         ErrorCode::AlreadyExists | ErrorCode::Conflict => CONFLICT,
         ErrorCode::Unavailable => UNAVAILABLE,
+        ErrorCode::TimedOut => TIMED_OUT,
         _ => FAILED,
     }
 }

@@ -7,6 +7,7 @@ mod bench;
 mod commands;
 mod exit;
 mod output;
+mod shim;
 
 use std::process::ExitCode;
 

@@ -140,3 +140,77 @@ pub(crate) fn host_status(s: &HostStatusReply) -> String {
     }
     out
 }
+
+/// One lane on one line.
+pub(crate) fn lane_line(v: &flotilla_actors::protocol::LaneView) -> String {
+    let phase = serde_json::to_value(v.phase)
+        .ok()
+        .and_then(|p| p.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let last = v
+        .last_status
+        .map(|s| s.to_string())
+        .unwrap_or_else(|| "-".into());
+    let collect = if v.uncollected {
+        "  (result waiting: flotilla lane wait)"
+    } else {
+        ""
+    };
+    format!(
+        "{:<28} {:<8} {:<9} turns {:<3} last {:<11} owner {}{collect}",
+        v.lane.to_string(),
+        v.cli.to_string(),
+        phase,
+        v.turns,
+        last,
+        v.owner
+    )
+}
+
+/// One lane event on one line.
+pub(crate) fn event_line(e: &flotilla_actors::lane::events::LaneEvent) -> String {
+    use flotilla_actors::lane::events::EventKind as K;
+    let what = match &e.kind {
+        K::LaneStarted {
+            cli,
+            cwd,
+            permissions,
+            ..
+        } => format!("lane.started {cli} in {cwd} (permissions {permissions})"),
+        K::TurnStarted {
+            prompt_bytes,
+            resume,
+            ..
+        } => format!(
+            "turn.started ({prompt_bytes} bytes of prompt{})",
+            if *resume { ", resumed" } else { "" }
+        ),
+        K::Message { text } => format!("message: {text}"),
+        K::ToolCall { name, input, .. } => format!("tool.call {name} {input}"),
+        K::ToolResult {
+            is_error, output, ..
+        } => format!(
+            "tool.result{} {output}",
+            if *is_error { " (error)" } else { "" }
+        ),
+        K::Usage {
+            usage,
+            context_window,
+        } => format!(
+            "usage in {} out {} cached {} window {}",
+            usage.input,
+            usage.output,
+            usage.cached,
+            or_dash(*context_window)
+        ),
+        K::Error { message } => format!("error: {message}"),
+        K::Note { text } => format!("note: {text}"),
+        K::TurnCompleted(r) => format!(
+            "turn.completed {} exit {} {}",
+            r.status,
+            or_dash(r.exit),
+            r.error.as_deref().unwrap_or("")
+        ),
+    };
+    format!("{:>5} {} turn {} {what}", e.seq, e.at, e.turn)
+}

@@ -47,6 +47,8 @@ pub struct HostConfig {
     pub watchdog_interval_ms: u64,
     /// How long an actor may take to answer the watchdog, in milliseconds.
     pub watchdog_timeout_ms: u64,
+    /// Where each CLI is, when not on the daemon's PATH (`[clis] claude = "/opt/bin/claude"`).
+    pub clis: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for HostConfig {
@@ -56,6 +58,7 @@ impl Default for HostConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             watchdog_interval_ms: 2_000,
             watchdog_timeout_ms: 5_000,
+            clis: Default::default(),
         }
     }
 }
@@ -91,6 +94,15 @@ impl HostConfig {
     /// The watchdog's period.
     pub fn watchdog_interval(&self) -> Duration {
         Duration::from_millis(self.watchdog_interval_ms.max(10))
+    }
+
+    /// The program to run for a CLI: its path in `[clis]`, else its name
+    /// (looked up on the daemon's PATH).
+    pub fn cli_program(&self, cli: flotilla_actors::lane::CliKind, default: &str) -> String {
+        self.clis
+            .get(cli.as_str())
+            .cloned()
+            .unwrap_or_else(|| default.to_owned())
     }
 
     /// How long an actor may take to answer a watchdog ping.

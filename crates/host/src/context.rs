@@ -28,6 +28,7 @@ use crate::router::RouterRef;
 pub struct ChildRefs {
     registry: RwLock<Option<RegistryRef>>,
     router: RwLock<Option<RouterRef>>,
+    lanes: RwLock<Option<crate::lanes::LaneSupervisorRef>>,
 }
 
 impl ChildRefs {
@@ -39,6 +40,17 @@ impl ChildRefs {
     /// The router, if it is running.
     pub fn router(&self) -> Option<RouterRef> {
         self.router.read().ok().and_then(|r| r.clone())
+    }
+
+    /// The lane supervisor, if it is running.
+    pub fn lanes(&self) -> Option<crate::lanes::LaneSupervisorRef> {
+        self.lanes.read().ok().and_then(|r| r.clone())
+    }
+
+    pub(crate) fn set_lanes(&self, r: Option<crate::lanes::LaneSupervisorRef>) {
+        if let Ok(mut slot) = self.lanes.write() {
+            *slot = r;
+        }
     }
 
     pub(crate) fn set_registry(&self, r: Option<RegistryRef>) {

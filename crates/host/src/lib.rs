@@ -8,6 +8,7 @@ pub mod context;
 pub mod control;
 pub mod daemon;
 pub mod home;
+pub mod lanes;
 pub mod lock;
 mod logging;
 pub mod registry;

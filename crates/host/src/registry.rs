@@ -44,6 +44,8 @@ pub enum RegistryMsg {
     Touch(PeerId),
     /// Write last-seen times to the store.
     Flush,
+    /// Register a lane's peer (or update it).
+    PutLanePeer(PeerRecord, Reply<()>),
     /// Liveness check from the watchdog.
     Ping(RpcReplyPort<()>),
     /// Test hook: fail now.
@@ -108,6 +110,9 @@ impl Actor for Registry {
             RegistryMsg::Roster(reply) => send(reply, state.roster()),
             RegistryMsg::Touch(id) => state.touch(id),
             RegistryMsg::Flush => state.flush().await,
+            RegistryMsg::PutLanePeer(record, reply) => {
+                send(reply, state.put_lane_peer(record).await)
+            }
             RegistryMsg::Ping(reply) => send(reply, ()),
             RegistryMsg::Fail => panic!("registry failed on request (test hook)"),
         }
@@ -190,6 +195,18 @@ impl RegistryState {
         Ok(self.view(&record, None))
     }
 
+    async fn put_lane_peer(&mut self, record: PeerRecord) -> Result<(), ControlError> {
+        let id = record.id.clone();
+        self.ctx
+            .commit
+            .put_peer(record)
+            .await
+            .map_err(store_error)?;
+        self.republish()?;
+        self.touch(id);
+        Ok(())
+    }
+
     async fn leave(&mut self, args: PeerLeaveArgs) -> Result<PeerLeaveReply, ControlError> {
         let record = self.lookup(&args.name)?;
         let dropped = self
@@ -208,6 +225,11 @@ impl RegistryState {
             })?;
         self.last_seen.remove(&record.id);
         self.republish()?;
+        if let Some(lanes) = self.ctx.children.lanes() {
+            let _ = lanes.cast(crate::lanes::LaneSupervisorMsg::OwnerLeft(
+                record.id.clone(),
+            ));
+        }
         Ok(PeerLeaveReply {
             id: record.id,
             dropped_unread: dropped,

@@ -5,8 +5,8 @@
 //! ├── Registry        peers and groups; publishes the directory
 //! ├── Router          admission and delivery into inboxes
 //! ├── Watchdog        pings the others, kills one that hangs
+//! ├── LaneSupervisor  lanes: one Lane actor each, one Connector per running CLI
 //! ├── ControlServer   the Unix socket; one task per connection
-//! ├── LaneSupervisor  (lanes issue) one lane actor + connector per CLI
 //! ├── HubLink         (federation issue) the QUIC link to the hub
 //! └── Discovery       (federation issue) mDNS
 //! ```
@@ -28,6 +28,7 @@ use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SpawnErr, Supervisi
 
 use crate::context::HostContext;
 use crate::control::ControlServer;
+use crate::lanes::LaneSupervisor;
 use crate::registry::Registry;
 use crate::router::Router;
 use crate::watchdog::Watchdog;
@@ -41,15 +42,18 @@ pub enum ChildKind {
     Router,
     /// Liveness.
     Watchdog,
+    /// Lanes.
+    LaneSupervisor,
     /// The socket.
     ControlServer,
 }
 
 impl ChildKind {
-    const ALL: [ChildKind; 4] = [
+    const ALL: [ChildKind; 5] = [
         Self::Registry,
         Self::Router,
         Self::Watchdog,
+        Self::LaneSupervisor,
         Self::ControlServer,
     ];
 
@@ -58,6 +62,7 @@ impl ChildKind {
             Self::Registry => "registry",
             Self::Router => "router",
             Self::Watchdog => "watchdog",
+            Self::LaneSupervisor => "lane_supervisor",
             Self::ControlServer => "control_server",
         }
     }
@@ -273,6 +278,11 @@ async fn spawn_child(
             .await?
             .0
             .get_cell(),
+        ChildKind::LaneSupervisor => {
+            let (actor, _) = Actor::spawn_linked(None, LaneSupervisor, args, sup).await?;
+            ctx.children.set_lanes(Some(actor.clone()));
+            actor.get_cell()
+        }
         ChildKind::ControlServer => Actor::spawn_linked(None, ControlServer, args, sup)
             .await?
             .0
@@ -284,6 +294,7 @@ fn clear_ref(ctx: &HostContext, kind: ChildKind) {
     match kind {
         ChildKind::Registry => ctx.children.set_registry(None),
         ChildKind::Router => ctx.children.set_router(None),
+        ChildKind::LaneSupervisor => ctx.children.set_lanes(None),
         ChildKind::Watchdog | ChildKind::ControlServer => {}
     }
 }

@@ -32,6 +32,8 @@ pub enum ErrorCode {
     Unavailable,
     /// The operation is not enabled on this daemon.
     Forbidden,
+    /// A wait ended before what it waited for.
+    TimedOut,
     /// A bug or a failed disk write; the daemon's log says more.
     Internal,
 }
@@ -51,6 +53,7 @@ impl ErrorCode {
             Self::Conflict => "conflict",
             Self::Unavailable => "unavailable",
             Self::Forbidden => "forbidden",
+            Self::TimedOut => "timed_out",
             Self::Internal => "internal",
         }
     }

@@ -9,10 +9,12 @@
 //! client do).
 
 mod error;
+mod lanes;
 mod lines;
 mod ops;
 
 pub use error::{ControlError, ErrorCode};
+pub use lanes::*;
 pub use lines::{LineError, read_line};
 pub use ops::*;
 

@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::lanes::*;
 use super::{ControlError, ErrorCode, Op};
+use crate::lane::events::LaneEvent;
 use crate::model::{Message, PeerKind, Timestamp};
 use crate::names::{GroupName, HostName, MessageId, PeerId, PeerName};
 
@@ -87,6 +89,24 @@ ops! {
     StoreCheck(StoreCheckArgs) = "store.check" -> StoreCheckReply;
     /// Test hook: make one actor fail (only when the daemon enables test hooks).
     DebugFail(DebugFailArgs) = "debug.fail" -> Empty;
+    /// Create a lane and start its first turn.
+    LaneStart(LaneStartArgs) = "lane.start" -> LaneStartReply;
+    /// Start a follow-up turn in the same native session.
+    LaneResume(LaneResumeArgs) = "lane.resume" -> LaneStartReply;
+    /// Collect a lane's result (once), waiting for it.
+    LaneWait(LaneWaitArgs) = "lane.wait" -> LaneEvent;
+    /// One lane's state.
+    LaneStatus(LaneStatusArgs) = "lane.status" -> LaneView;
+    /// Interrupt a lane's running turn.
+    LaneInterrupt(LaneInterruptArgs) = "lane.interrupt" -> LaneView;
+    /// Archive a lane (interrupting its turn first).
+    LaneArchive(LaneArchiveArgs) = "lane.archive" -> LaneView;
+    /// Every lane.
+    LaneList(LaneListArgs) = "lane.list" -> LaneListReply;
+    /// A lane's event log.
+    LaneEvents(LaneEventsArgs) = "lane.events" -> LaneEventsReply;
+    /// Which CLIs are installed and usable.
+    LaneDoctor(LaneDoctorArgs) = "lane.doctor" -> LaneDoctorReply;
 }
 
 /// An empty argument list or reply.

@@ -14,8 +14,10 @@ use std::thread::JoinHandle;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::mail::{self, AcceptOutcome, NewMessage};
-use super::peers;
 use super::{Store, StoreError};
+use super::{lanes, peers};
+use crate::lane::LaneRecord;
+use crate::lane::events::{EventKind, LaneEvent};
 use crate::model::{PeerRecord, Timestamp};
 use crate::names::{MessageId, PeerId};
 
@@ -28,11 +30,27 @@ const QUEUE_DEPTH: usize = 8192;
 #[derive(Debug)]
 enum WriteOp {
     Accept(NewMessage),
-    Ack { peer: PeerId, ids: Vec<MessageId> },
+    Ack {
+        peer: PeerId,
+        ids: Vec<MessageId>,
+    },
     PutPeer(PeerRecord),
-    RemovePeer { id: PeerId, force: bool },
-    RenamePeer { old: PeerId, new: PeerId },
+    RemovePeer {
+        id: PeerId,
+        force: bool,
+    },
+    RenamePeer {
+        old: PeerId,
+        new: PeerId,
+    },
     Touch(Vec<(PeerId, Timestamp)>),
+    PutLane(Box<LaneRecord>),
+    AppendEvents {
+        lane: String,
+        turn: u32,
+        at: Timestamp,
+        kinds: Vec<EventKind>,
+    },
 }
 
 #[derive(Debug)]
@@ -40,6 +58,7 @@ enum WriteDone {
     Accepted(AcceptOutcome),
     Count(u64),
     Peer(PeerRecord),
+    Events(Vec<LaneEvent>),
     Nothing,
 }
 
@@ -71,7 +90,8 @@ pub struct CommitQueue {
 
 impl CommitQueue {
     /// Starts the writer thread. `mail_epoch` is bumped after every commit
-    /// that changed an inbox, so readers waiting for mail wake up.
+    /// that changed an inbox or a lane, so readers waiting for mail, lane
+    /// events or results wake up.
     pub fn start(
         store: Arc<Store>,
         mail_epoch: watch::Sender<u64>,
@@ -166,6 +186,30 @@ impl CommitQueue {
         self.write(WriteOp::Touch(seen)).await.map(drop)
     }
 
+    /// Stores a lane's record.
+    pub async fn put_lane(&self, lane: LaneRecord) -> Result<(), StoreError> {
+        self.write(WriteOp::PutLane(Box::new(lane))).await.map(drop)
+    }
+
+    /// Appends events to a lane's log; returns them with their numbers.
+    pub async fn append_events(
+        &self,
+        lane: &str,
+        turn: u32,
+        kinds: Vec<EventKind>,
+    ) -> Result<Vec<LaneEvent>, StoreError> {
+        let op = WriteOp::AppendEvents {
+            lane: lane.to_owned(),
+            turn,
+            at: Timestamp::now(),
+            kinds,
+        };
+        match self.write(op).await? {
+            WriteDone::Events(e) => Ok(e),
+            other => Err(unexpected(other)),
+        }
+    }
+
     async fn count(&self, op: WriteOp) -> Result<u64, StoreError> {
         match self.write(op).await? {
             WriteDone::Count(n) => Ok(n),
@@ -224,9 +268,15 @@ impl Writer {
     }
 
     fn commit_group(&self, group: Vec<(WriteOp, Reply)>) {
-        let mail_changed = group
-            .iter()
-            .any(|(op, _)| matches!(op, WriteOp::Accept(_) | WriteOp::Ack { .. }));
+        let mail_changed = group.iter().any(|(op, _)| {
+            matches!(
+                op,
+                WriteOp::Accept(_)
+                    | WriteOp::Ack { .. }
+                    | WriteOp::PutLane(_)
+                    | WriteOp::AppendEvents { .. }
+            )
+        });
         let (results, outcome) = self.apply_group(group);
         self.stats.commits.fetch_add(1, Ordering::Relaxed);
         self.stats
@@ -309,5 +359,12 @@ fn apply(txn: &redb::WriteTransaction, op: WriteOp) -> Result<WriteDone, StoreEr
             peers::rename_peer(txn, &old, &new).map(WriteDone::Peer)
         }
         WriteOp::Touch(seen) => peers::touch(txn, &seen).map(|()| WriteDone::Nothing),
+        WriteOp::PutLane(lane) => lanes::put_lane(txn, &lane).map(|()| WriteDone::Nothing),
+        WriteOp::AppendEvents {
+            lane,
+            turn,
+            at,
+            kinds,
+        } => lanes::append_events(txn, &lane, turn, at, kinds).map(WriteDone::Events),
     }
 }

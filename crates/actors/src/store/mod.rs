@@ -6,6 +6,7 @@
 //! with immediate durability: when a write's reply is sent, it is on disk.
 
 pub mod commit;
+mod lanes;
 mod mail;
 mod peers;
 mod schema;

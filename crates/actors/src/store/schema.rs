@@ -8,7 +8,7 @@ use redb::{ReadTransaction, TableDefinition, TableHandle, WriteTransaction};
 use super::StoreError;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u64 = 1;
+pub const SCHEMA_VERSION: u64 = 2;
 
 /// Key `schema_version`, and `host_seq` (the last inbox sequence number).
 pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
@@ -24,6 +24,12 @@ pub(crate) const INBOX: TableDefinition<(&str, u64), &str> = TableDefinition::ne
 pub(crate) const SENDER_SEQ: TableDefinition<&str, u64> = TableDefinition::new("sender_seq");
 /// Message id to encoded `SeenRecord`: every accepted id, for dedupe and replies.
 pub(crate) const SEEN: TableDefinition<&str, &[u8]> = TableDefinition::new("seen");
+
+/// Lane name to encoded `LaneRecord` (since version 2).
+pub(crate) const LANES: TableDefinition<&str, &[u8]> = TableDefinition::new("lanes");
+/// (lane name, event sequence number) to the event as JSON (since version 2).
+pub(crate) const LANE_EVENTS: TableDefinition<(&str, u64), &[u8]> =
+    TableDefinition::new("lane_events");
 
 pub(crate) const VERSION_KEY: &str = "schema_version";
 pub(crate) const HOST_SEQ_KEY: &str = "host_seq";
@@ -46,6 +52,7 @@ pub(crate) fn migrate(txn: &WriteTransaction, from: u64) -> Result<(), StoreErro
     for version in from..SCHEMA_VERSION {
         match version {
             0 => create_v1(txn)?,
+            1 => create_v2(txn)?,
             _ => unreachable!("no migration from version {version}"),
         }
         tracing::info!(from = version, to = version + 1, "store migrated");
@@ -65,9 +72,18 @@ fn create_v1(txn: &WriteTransaction) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Version 2: lanes and their event logs.
+fn create_v2(txn: &WriteTransaction) -> Result<(), StoreError> {
+    txn.open_table(LANES)?;
+    txn.open_table(LANE_EVENTS)?;
+    Ok(())
+}
+
 /// Names of the tables, for the integrity report.
-pub(crate) fn table_names() -> [&'static str; 7] {
+pub(crate) fn table_names() -> [&'static str; 9] {
     [
+        LANES.name(),
+        LANE_EVENTS.name(),
         META.name(),
         PEERS.name(),
         LAST_SEEN.name(),

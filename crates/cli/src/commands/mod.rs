@@ -3,6 +3,7 @@
 
 mod daemon;
 mod doctor;
+mod lanes;
 mod mail;
 mod peers;
 
@@ -49,7 +50,13 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Reply(a) => mail::reply(&env, a).await,
         Command::Inbox(a) => mail::inbox(&env, a).await,
         Command::Doctor => doctor::run(&env).await,
+        Command::Lane(c) => lanes::run(&env, *c).await,
         Command::Bench(c) => crate::bench::run(&env, c).await,
+        Command::LaneShim {
+            dir,
+            stdin_prompt,
+            argv,
+        } => crate::shim::run(&dir, stdin_prompt, &argv).await,
     }
 }
 

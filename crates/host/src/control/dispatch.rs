@@ -19,6 +19,7 @@ use ractor::{ActorRef, RpcReplyPort};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::lanes;
 use crate::context::HostContext;
 use crate::registry::RegistryMsg;
 use crate::router::RouterMsg;
@@ -63,6 +64,41 @@ pub(super) async fn dispatch(
         Request::InboxAck(a) => router(ctx, move |r| RouterMsg::Ack(a.clone(), r)).await,
         Request::StoreCheck(_) => store_check(ctx).await.map(|r| reply_value(&r)),
         Request::DebugFail(a) => debug_fail(ctx, &a.actor),
+        Request::LaneStart(a) => {
+            let sup = ctx
+                .children
+                .lanes()
+                .ok_or_else(|| ControlError::unavailable("the lane supervisor"))?;
+            let reply = crate::lanes::call(&sup, |r| {
+                crate::lanes::LaneSupervisorMsg::Start(Box::new(a), r)
+            })
+            .await?;
+            ok(reply)
+        }
+        Request::LaneResume(a) => {
+            let lane = lanes::lane(ctx, &a.name).await?;
+            let turn = crate::lanes::call(&lane, |reply| crate::lanes::LaneMsg::BeginTurn {
+                prompt: a.prompt,
+                resume: true,
+                reply,
+            })
+            .await?;
+            let id = flotilla_actors::names::PeerId::new(ctx.host.clone(), a.name);
+            ok(flotilla_actors::protocol::LaneStartReply { lane: id, turn })
+        }
+        Request::LaneWait(a) => lanes::wait(ctx, a).await.map(|r| reply_value(&r)),
+        Request::LaneStatus(a) => ok(lanes::status(&lanes::lane(ctx, &a.name).await?).await?),
+        Request::LaneInterrupt(a) => {
+            let lane = lanes::lane(ctx, &a.name).await?;
+            ok(crate::lanes::call(&lane, crate::lanes::LaneMsg::Interrupt).await?)
+        }
+        Request::LaneArchive(a) => {
+            let lane = lanes::lane(ctx, &a.name).await?;
+            ok(crate::lanes::call(&lane, crate::lanes::LaneMsg::Archive).await?)
+        }
+        Request::LaneList(a) => ok(lanes::list(ctx, a.all).await?),
+        Request::LaneEvents(a) => lanes::events(ctx, a).await.map(|r| reply_value(&r)),
+        Request::LaneDoctor(a) => ok(crate::lanes::doctor::run(&ctx.config, a.cli).await),
         _ => Err(ControlError::new(
             ErrorCode::BadRequest,
             "this daemon does not serve that op yet",

@@ -9,6 +9,7 @@
 
 mod connection;
 mod dispatch;
+mod lanes;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;

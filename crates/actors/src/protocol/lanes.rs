@@ -1,0 +1,221 @@
+//! The lane ops of the control protocol: arguments and replies.
+
+use serde::{Deserialize, Serialize};
+
+use crate::lane::events::LaneEvent;
+use crate::lane::{CliKind, LanePhase, Permissions, TurnStatus};
+use crate::model::Timestamp;
+use crate::names::{GroupName, PeerId, PeerName};
+
+/// Arguments of `lane.start`: a new lane and its first turn.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaneStartArgs {
+    /// The lane's name.
+    pub name: PeerName,
+    /// The CLI.
+    pub cli: CliKind,
+    /// Working directory (absolute; default: the daemon's).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Permission mode.
+    #[serde(default)]
+    pub permissions: Permissions,
+    /// Per-turn deadline, seconds.
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+    /// Keep for follow-ups and messages.
+    #[serde(default)]
+    pub persistent: bool,
+    /// Archive this long after a turn ends; null: never (default 60).
+    #[serde(default = "default_auto_archive")]
+    pub auto_archive_secs: Option<u64>,
+    /// Extra groups.
+    #[serde(default)]
+    pub groups: Vec<GroupName>,
+    /// Join the owner's groups too.
+    #[serde(default)]
+    pub inherit_groups: bool,
+    /// The owner, a peer of this host (default: the operator).
+    #[serde(rename = "as", default)]
+    pub as_peer: Option<PeerName>,
+    /// Extra environment.
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+    /// Arguments for the CLI (for exec: the command).
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// The prompt.
+    pub prompt: String,
+}
+
+fn default_auto_archive() -> Option<u64> {
+    Some(60)
+}
+
+/// Reply of `lane.start` and `lane.resume`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaneStartReply {
+    /// The lane's peer id.
+    pub lane: PeerId,
+    /// The turn started.
+    pub turn: u32,
+}
+
+macro_rules! name_args {
+    ($($(#[$doc:meta])* $ty:ident;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, Serialize, Deserialize)]
+        pub struct $ty {
+            /// The lane.
+            pub name: PeerName,
+        }
+    )*};
+}
+
+name_args! {
+    /// Arguments of `lane.status`.
+    LaneStatusArgs;
+    /// Arguments of `lane.interrupt`.
+    LaneInterruptArgs;
+    /// Arguments of `lane.archive`.
+    LaneArchiveArgs;
+}
+
+/// Arguments of `lane.resume`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaneResumeArgs {
+    /// The lane.
+    pub name: PeerName,
+    /// The follow-up prompt.
+    pub prompt: String,
+}
+
+/// Arguments of `lane.wait`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaneWaitArgs {
+    /// The lane.
+    pub name: PeerName,
+    /// Give up after this long (default: wait as long as the turn runs).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// Arguments of `lane.list`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LaneListArgs {
+    /// Include archived lanes.
+    #[serde(default)]
+    pub all: bool,
+}
+
+/// A lane as shown by `lane.status` and `lane.list`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaneView {
+    /// The lane's peer id.
+    pub lane: PeerId,
+    /// Its CLI.
+    pub cli: CliKind,
+    /// `idle`, `running` or `archived`.
+    pub phase: LanePhase,
+    /// Turns started.
+    pub turns: u32,
+    /// The owner.
+    pub owner: PeerId,
+    /// Working directory.
+    pub cwd: String,
+    /// Model.
+    pub model: Option<String>,
+    /// Permission mode.
+    pub permissions: Permissions,
+    /// Persistent.
+    pub persistent: bool,
+    /// The running turn's process (its lane shim).
+    pub pid: Option<u32>,
+    /// The CLI's session id.
+    pub native_session_id: Option<String>,
+    /// The status of the last finished turn.
+    pub last_status: Option<TurnStatus>,
+    /// Whether a result waits for `lane wait`.
+    pub uncollected: bool,
+    /// Created.
+    pub created_at: Timestamp,
+    /// Last turn ended.
+    pub finished_at: Option<Timestamp>,
+}
+
+/// Reply of `lane.list`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaneListReply {
+    /// Schema id: `flotilla.lanes.v1`.
+    pub schema: String,
+    /// The lanes.
+    pub lanes: Vec<LaneView>,
+}
+
+/// Arguments of `lane.events`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaneEventsArgs {
+    /// The lane.
+    pub name: PeerName,
+    /// Only events after this sequence number.
+    #[serde(default)]
+    pub after: u64,
+    /// Wait up to this long for a first new event.
+    #[serde(default)]
+    pub wait_ms: u64,
+    /// At most this many (default 1000).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// Reply of `lane.events`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaneEventsReply {
+    /// Schema id: `flotilla.lane.v1`.
+    pub schema: String,
+    /// The events, in order.
+    pub events: Vec<LaneEvent>,
+    /// Whether the lane has no running turn (a follower may stop).
+    pub idle: bool,
+}
+
+/// Arguments of `lane.doctor`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LaneDoctorArgs {
+    /// Only this CLI.
+    #[serde(default)]
+    pub cli: Option<CliKind>,
+}
+
+/// One CLI's line in `lane.doctor`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CliCheck {
+    /// The CLI.
+    pub cli: CliKind,
+    /// Where it was found.
+    pub path: Option<String>,
+    /// What `--version` printed.
+    pub version: Option<String>,
+    /// The version the project tests.
+    pub tested_version: Option<String>,
+    /// Whether this version is the tested one.
+    pub supported: Option<bool>,
+    /// Whether a connector exists for it in this build.
+    pub connector: bool,
+    /// `ok`, `warn` or `missing`.
+    pub status: String,
+    /// What to do.
+    pub hint: Option<String>,
+}
+
+/// Reply of `lane.doctor`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaneDoctorReply {
+    /// Schema id: `flotilla.lane-doctor.v1`.
+    pub schema: String,
+    /// One line per CLI.
+    pub clis: Vec<CliCheck>,
+}

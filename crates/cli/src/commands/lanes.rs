@@ -1,0 +1,343 @@
+//! `flotilla lane ...`: run, start, resume, wait, status, interrupt,
+//! archive, list, events, doctor. `run` and `wait` exit with the turn's
+//! status: 0 completed, 1 failed (or lost), 124 timed out, 130 interrupted.
+
+use std::io::Read;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use flotilla_actors::lane::events::{EventKind, LaneEvent};
+use flotilla_actors::lane::{CliKind, Permissions};
+use flotilla_actors::names::{GroupName, PeerName};
+use flotilla_actors::protocol::{
+    self as p, LaneArchiveArgs, LaneDoctorArgs, LaneEventsArgs, LaneInterruptArgs, LaneListArgs,
+    LaneStatusArgs, LaneView,
+};
+use flotilla_host::client::ControlClient;
+
+use super::Env;
+use crate::args::{LaneCommand, LaneResumeArgs, LaneStartArgs, PromptArgs};
+use crate::exit::{CliError, OK};
+use crate::output;
+
+pub(crate) async fn run(env: &Env, cmd: LaneCommand) -> Result<u8> {
+    match cmd {
+        LaneCommand::Run(a) => start(env, a, true).await,
+        LaneCommand::Start(a) => start(env, a, false).await,
+        LaneCommand::Resume(a) => resume(env, a).await,
+        LaneCommand::Wait(a) => {
+            let timeout_ms = a.timeout.map(|s| (s.max(0.0) * 1000.0) as u64);
+            wait(env, &PeerName::new(&a.name)?, timeout_ms).await
+        }
+        LaneCommand::Status(a) => view(
+            env,
+            env.client()
+                .await?
+                .call(&LaneStatusArgs {
+                    name: PeerName::new(&a.name)?,
+                })
+                .await?,
+        ),
+        LaneCommand::Interrupt(a) => view(
+            env,
+            env.client()
+                .await?
+                .call(&LaneInterruptArgs {
+                    name: PeerName::new(&a.name)?,
+                })
+                .await?,
+        ),
+        LaneCommand::Archive(a) => view(
+            env,
+            env.client()
+                .await?
+                .call(&LaneArchiveArgs {
+                    name: PeerName::new(&a.name)?,
+                })
+                .await?,
+        ),
+        LaneCommand::List { all } => list(env, all).await,
+        LaneCommand::Events { name, follow } => events(env, &PeerName::new(&name)?, follow).await,
+        LaneCommand::Doctor { cli } => doctor(env, cli).await,
+    }
+}
+
+fn read_prompt(p: &PromptArgs) -> Result<String> {
+    if let Some(text) = &p.prompt {
+        return Ok(text.clone());
+    }
+    if let Some(file) = &p.prompt_file {
+        return std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read the prompt file {}", file.display()));
+    }
+    match p.stdin.as_deref() {
+        Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read the prompt from stdin (it must be UTF-8)")?;
+            Ok(text)
+        }
+        Some(other) => Err(CliError::usage(
+            format!("unexpected argument {other:?}"),
+            "give the prompt with --prompt TEXT, --prompt-file F or `-` for stdin; put a command after --",
+        )),
+        None => Ok(String::new()),
+    }
+}
+
+fn parse_env(pairs: &[String]) -> Result<Vec<(String, String)>> {
+    pairs
+        .iter()
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
+            _ => Err(CliError::usage(
+                format!("--env {kv:?} is not K=V"),
+                "write --env NAME=value",
+            )),
+        })
+        .collect()
+}
+
+fn start_args(a: LaneStartArgs) -> Result<p::LaneStartArgs> {
+    let cli: CliKind = a
+        .cli
+        .parse()
+        .map_err(|e: String| CliError::usage(e, "see `flotilla lane doctor`"))?;
+    let permissions: Permissions = a
+        .permissions
+        .parse()
+        .map_err(|e: String| CliError::usage(e, "--permissions default|workspace|bypass"))?;
+    let prompt = read_prompt(&a.prompt)?;
+    if prompt.trim().is_empty() && cli != CliKind::Exec {
+        return Err(CliError::usage(
+            "no prompt given",
+            "use --prompt TEXT, --prompt-file F, or `-` to read stdin",
+        ));
+    }
+    let name = match &a.name {
+        Some(n) => PeerName::new(n)?,
+        None => PeerName::new(&format!("{cli}-{}", &uuid_suffix()))?,
+    };
+    let cwd = match a.cd {
+        Some(d) => std::fs::canonicalize(&d)
+            .with_context(|| format!("-C {}: no such directory", d.display()))?,
+        None => std::env::current_dir()?,
+    };
+    Ok(p::LaneStartArgs {
+        name,
+        cli,
+        cwd: Some(cwd.display().to_string()),
+        model: a.model,
+        permissions,
+        timeout_secs: a.timeout,
+        persistent: a.persistent,
+        auto_archive_secs: (!a.no_auto_archive).then_some(a.auto_archive_after),
+        groups: a
+            .groups
+            .iter()
+            .map(|g| GroupName::explicit(g))
+            .collect::<Result<_, _>>()?,
+        inherit_groups: a.inherit_groups,
+        as_peer: a.as_peer.as_deref().map(PeerName::new).transpose()?,
+        env: parse_env(&a.env)?,
+        args: a.args,
+        prompt,
+    })
+}
+
+fn uuid_suffix() -> String {
+    let id = flotilla_actors::names::MessageId::generate();
+    id.as_str()[id.as_str().len() - 6..].to_owned()
+}
+
+async fn start(env: &Env, a: LaneStartArgs, wait_for_it: bool) -> Result<u8> {
+    let args = start_args(a)?;
+    let reply = env.client().await?.call(&args).await?;
+    if !wait_for_it {
+        if env.json {
+            output::json(&reply);
+        } else {
+            println!(
+                "started lane {} (turn {}); collect with: flotilla lane wait {}",
+                reply.lane, reply.turn, reply.lane.name
+            );
+        }
+        return Ok(OK);
+    }
+    follow(env, &reply.lane.name, 0).await?;
+    wait(env, &reply.lane.name, None).await
+}
+
+async fn resume(env: &Env, a: LaneResumeArgs) -> Result<u8> {
+    let name = PeerName::new(&a.name)?;
+    let prompt = read_prompt(&a.prompt)?;
+    let reply = env
+        .client()
+        .await?
+        .call(&p::LaneResumeArgs {
+            name: name.clone(),
+            prompt,
+        })
+        .await?;
+    if a.wait {
+        follow(env, &name, 0).await?;
+        return wait(env, &name, None).await;
+    }
+    if env.json {
+        output::json(&reply);
+    } else {
+        println!(
+            "lane {} turn {} started; collect with: flotilla lane wait {name}",
+            reply.lane, reply.turn
+        );
+    }
+    Ok(OK)
+}
+
+async fn wait(env: &Env, name: &PeerName, timeout_ms: Option<u64>) -> Result<u8> {
+    let event = env
+        .client()
+        .await?
+        .call(&p::LaneWaitArgs {
+            name: name.clone(),
+            timeout_ms,
+        })
+        .await?;
+    let EventKind::TurnCompleted(result) = &event.kind else {
+        return Err(CliError::failed(
+            "the daemon answered with an event that is not turn.completed",
+            None,
+        ));
+    };
+    if env.json {
+        output::json(&event);
+    } else {
+        if let Some(text) = result.result.as_deref().filter(|t| !t.is_empty()) {
+            println!("{text}");
+        }
+        eprintln!("{}", result.summary_line(event.turn));
+    }
+    Ok(result.status.exit_code())
+}
+
+/// Shows progress on stderr while a turn runs (human mode only).
+async fn follow(env: &Env, name: &PeerName, mut after: u64) -> Result<()> {
+    let mut client = env.client().await?;
+    loop {
+        let reply = client
+            .call(&LaneEventsArgs {
+                name: name.clone(),
+                after,
+                wait_ms: 30_000,
+                limit: None,
+            })
+            .await?;
+        for e in &reply.events {
+            after = e.seq;
+            if !env.json {
+                progress(e);
+            }
+        }
+        if reply.idle && reply.events.is_empty() {
+            return Ok(());
+        }
+    }
+}
+
+fn progress(e: &LaneEvent) {
+    match &e.kind {
+        EventKind::Message { text } => eprintln!("│ {text}"),
+        EventKind::ToolCall { name, .. } => eprintln!("│ [tool] {name}"),
+        EventKind::Error { message } => eprintln!("│ [error] {message}"),
+        EventKind::Note { text } => eprintln!("│ ({text})"),
+        _ => {}
+    }
+}
+
+fn view(env: &Env, v: LaneView) -> Result<u8> {
+    if env.json {
+        output::json(&v);
+    } else {
+        println!("{}", output::lane_line(&v));
+    }
+    Ok(OK)
+}
+
+async fn list(env: &Env, all: bool) -> Result<u8> {
+    let reply = env.client().await?.call(&LaneListArgs { all }).await?;
+    if env.json {
+        output::json(&reply);
+    } else if reply.lanes.is_empty() {
+        println!(
+            "no lanes{}",
+            if all {
+                ""
+            } else {
+                " (--all shows archived ones)"
+            }
+        );
+    } else {
+        for v in &reply.lanes {
+            println!("{}", output::lane_line(v));
+        }
+    }
+    Ok(OK)
+}
+
+async fn events(env: &Env, name: &PeerName, follow_on: bool) -> Result<u8> {
+    let mut client = ControlClient::connect(&env.home).await?;
+    let mut after = 0;
+    loop {
+        let wait_ms = if follow_on && after > 0 { 30_000 } else { 0 };
+        let reply = client
+            .call(&LaneEventsArgs {
+                name: name.clone(),
+                after,
+                wait_ms,
+                limit: None,
+            })
+            .await?;
+        for e in &reply.events {
+            after = e.seq;
+            if env.json {
+                println!("{}", serde_json::to_string(e)?);
+            } else {
+                println!("{}", output::event_line(e));
+            }
+        }
+        if !follow_on || (reply.idle && reply.events.is_empty()) {
+            return Ok(OK);
+        }
+        if reply.events.is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+async fn doctor(env: &Env, cli: Option<String>) -> Result<u8> {
+    let cli = cli
+        .map(|c| {
+            c.parse::<CliKind>()
+                .map_err(|e| CliError::usage(e, "see `flotilla lane doctor`"))
+        })
+        .transpose()?;
+    let reply = env.client().await?.call(&LaneDoctorArgs { cli }).await?;
+    if env.json {
+        output::json(&reply);
+    } else {
+        for c in &reply.clis {
+            println!(
+                "{:<8} {:<8} {:<40} {}",
+                c.cli.to_string(),
+                c.status,
+                c.path.as_deref().unwrap_or("-"),
+                c.version.as_deref().unwrap_or("")
+            );
+            if let Some(h) = &c.hint {
+                println!("         hint: {h}");
+            }
+        }
+    }
+    Ok(OK)
+}

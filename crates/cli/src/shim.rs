@@ -1,0 +1,69 @@
+//! `flotilla lane-shim`: the small supervisor the daemon starts for each
+//! lane turn (not for people). It leads the turn's process group, gives the
+//! CLI the prompt file as stdin (so the prompt never appears in the process
+//! list), writes its output to files, and records its exit code in
+//! `DIR/exit` (128+N for a signal). It ignores SIGINT and SIGTERM itself, so
+//! a signal to the group stops the CLI and the shim still records how; only
+//! SIGKILL ends the shim early. Because it does not depend on the daemon, a
+//! turn survives a daemon crash and the restarted daemon adopts it.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::Stdio;
+
+use anyhow::{Context, Result};
+use tokio::signal::unix::{SignalKind, signal};
+
+fn private_file(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))
+}
+
+pub(crate) async fn run(dir: &Path, stdin_prompt: bool, argv: &[String]) -> Result<u8> {
+    let (program, args) = argv
+        .split_first()
+        .context("lane-shim needs a command after --")?;
+    let stdin = if stdin_prompt {
+        Stdio::from(File::open(dir.join("prompt")).context("cannot open the prompt file")?)
+    } else {
+        Stdio::null()
+    };
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    let spawned = tokio::process::Command::new(program)
+        .args(args)
+        .stdin(stdin)
+        .stdout(private_file(&dir.join("stdout"))?)
+        .stderr(private_file(&dir.join("stderr"))?)
+        .spawn();
+    let code = match spawned {
+        Ok(mut child) => loop {
+            tokio::select! {
+                status = child.wait() => {
+                    let status = status?;
+                    break status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+                }
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+                _ = hangup.recv() => {}
+            }
+        },
+        Err(e) => {
+            use std::io::Write;
+            let mut err = private_file(&dir.join("stderr"))?;
+            let _ = writeln!(err, "flotilla: cannot start {program}: {e}");
+            127
+        }
+    };
+    let tmp = dir.join("exit.tmp");
+    std::fs::write(&tmp, format!("{code}\n"))?;
+    std::fs::rename(&tmp, dir.join("exit"))?;
+    Ok(0)
+}

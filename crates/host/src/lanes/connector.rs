@@ -1,0 +1,263 @@
+//! The connector actor: one per running CLI process.
+//!
+//! It starts the turn's lane shim (or adopts one that survived a daemon
+//! restart), follows the turn's stdout file, hands each complete line to the
+//! CLI's parser and forwards the events to its lane, notices the exit, and
+//! signals the process group on interrupt (SIGINT, then SIGTERM and SIGKILL
+//! after grace periods). It owns no lane state; the lane actor decides what
+//! a turn's end means.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use ractor::concurrency::JoinHandle;
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+use rustix::process::Signal;
+
+use super::cli::{CommandPlan, Outcome, TurnParser};
+use super::lane::LaneMsg;
+use super::process::{
+    TurnFiles, cpu_ticks, group_alive, is_same_process, signal_group, start_time,
+};
+
+/// How often output and exit are checked.
+const POLL: Duration = Duration::from_millis(40);
+
+/// Messages of a connector.
+#[derive(Debug)]
+pub enum ConnectorMsg {
+    /// Check output and exit.
+    Poll,
+    /// Stop the process: SIGINT now, escalating after `grace`.
+    Interrupt(Duration),
+    /// Escalate an interrupt.
+    Escalate(Signal, Duration),
+}
+
+/// A handle on a connector.
+pub type ConnectorRef = ActorRef<ConnectorMsg>;
+
+/// How the connector starts.
+#[derive(Debug)]
+pub enum Launch {
+    /// Start the shim with this plan.
+    Spawn {
+        /// The command.
+        plan: CommandPlan,
+        /// Working directory.
+        cwd: PathBuf,
+        /// Extra environment (the lane's `--env`).
+        env: Vec<(String, String)>,
+    },
+    /// Follow a shim that is already running (after a daemon restart).
+    Adopt {
+        /// The shim's pid.
+        pid: u32,
+        /// Bytes of stdout already read.
+        offset: u64,
+    },
+}
+
+/// Arguments of a connector.
+#[derive(Debug)]
+pub struct ConnectorArgs {
+    /// The turn's files.
+    pub files: TurnFiles,
+    /// Start or adopt.
+    pub launch: Launch,
+    /// The CLI's parser.
+    pub parser: Box<dyn TurnParser>,
+    /// The lane to report to.
+    pub lane: ActorRef<LaneMsg>,
+}
+
+/// The connector actor.
+#[derive(Debug)]
+pub struct Connector;
+
+/// The connector's state.
+#[derive(Debug)]
+pub struct ConnectorState {
+    files: TurnFiles,
+    parser: Box<dyn TurnParser>,
+    lane: ActorRef<LaneMsg>,
+    child: Option<tokio::process::Child>,
+    pid: u32,
+    offset: u64,
+    partial: Vec<u8>,
+    ticker: JoinHandle<()>,
+    cpu: Option<u64>,
+    done: bool,
+}
+
+impl Actor for Connector {
+    type Msg = ConnectorMsg;
+    type State = ConnectorState;
+    type Arguments = ConnectorArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ConnectorRef,
+        args: ConnectorArgs,
+    ) -> Result<ConnectorState, ActorProcessingErr> {
+        let (child, pid, offset) = match args.launch {
+            Launch::Spawn { plan, cwd, env } => {
+                let child = spawn_shim(&args.files, &plan, &cwd, &env)?;
+                let pid = child.id().ok_or("the lane shim exited at once")?;
+                let _ = args.lane.cast(LaneMsg::ProcessStarted {
+                    pid,
+                    start: start_time(pid),
+                });
+                (Some(child), pid, 0)
+            }
+            Launch::Adopt { pid, offset } => (None, pid, offset),
+        };
+        let ticker = myself.send_interval(POLL, || ConnectorMsg::Poll);
+        Ok(ConnectorState {
+            files: args.files,
+            parser: args.parser,
+            lane: args.lane,
+            child,
+            pid,
+            offset,
+            partial: Vec::new(),
+            ticker,
+            cpu: None,
+            done: false,
+        })
+    }
+
+    async fn post_stop(
+        &self,
+        _: ConnectorRef,
+        state: &mut ConnectorState,
+    ) -> Result<(), ActorProcessingErr> {
+        state.ticker.abort();
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ConnectorRef,
+        msg: ConnectorMsg,
+        state: &mut ConnectorState,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            ConnectorMsg::Poll => state.poll(&myself)?,
+            ConnectorMsg::Interrupt(grace) => {
+                signal_group(state.pid, Signal::INT);
+                myself.send_after(grace, move || ConnectorMsg::Escalate(Signal::TERM, grace));
+            }
+            ConnectorMsg::Escalate(sig, grace) => {
+                if !state.done && group_alive(state.pid) {
+                    tracing::info!(pid = state.pid, signal = ?sig, "escalating the interrupt");
+                    signal_group(state.pid, sig);
+                    if sig != Signal::KILL {
+                        myself
+                            .send_after(grace, move || ConnectorMsg::Escalate(Signal::KILL, grace));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn spawn_shim(
+    files: &TurnFiles,
+    plan: &CommandPlan,
+    cwd: &std::path::Path,
+    env: &[(String, String)],
+) -> std::io::Result<tokio::process::Child> {
+    let exe = std::env::current_exe()?;
+    let mut cmd = tokio::process::Command::new(exe);
+    cmd.arg("lane-shim").arg("--dir").arg(&files.dir);
+    if plan.stdin_prompt {
+        cmd.arg("--stdin-prompt");
+    }
+    cmd.arg("--").args(&plan.argv);
+    cmd.current_dir(cwd)
+        .env("PWD", cwd)
+        .envs(plan.env.iter().map(|(k, v)| (k, v)))
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(false)
+        .spawn()
+}
+
+impl ConnectorState {
+    fn poll(&mut self, myself: &ConnectorRef) -> Result<(), ActorProcessingErr> {
+        if self.done {
+            return Ok(());
+        }
+        let exited = self.exited();
+        let kinds = self.read_lines(exited)?;
+        if !kinds.is_empty() {
+            let consumed = self.offset - self.partial.len() as u64;
+            let _ = self.lane.cast(LaneMsg::Events {
+                kinds,
+                offset: consumed,
+            });
+        }
+        let cpu = cpu_ticks(self.pid);
+        if cpu != self.cpu {
+            self.cpu = cpu;
+            let _ = self.lane.cast(LaneMsg::Progress);
+        }
+        if exited {
+            self.done = true;
+            let exit = self.files.read_exit();
+            let stderr = std::fs::read_to_string(self.files.stderr()).unwrap_or_default();
+            let outcome: Outcome = self
+                .parser
+                .finish(exit, &super::cli::tail(&stderr, 16 * 1024));
+            let _ = self.lane.cast(LaneMsg::Exited { outcome, exit });
+            myself.stop(None);
+        }
+        Ok(())
+    }
+
+    fn exited(&mut self) -> bool {
+        if self.files.read_exit().is_some() {
+            return true;
+        }
+        match self.child.as_mut() {
+            Some(child) => matches!(child.try_wait(), Ok(Some(_))),
+            None => !is_same_process(self.pid, None),
+        }
+    }
+
+    /// Reads new complete lines of stdout (and the last partial line once
+    /// the process has exited) and parses them.
+    fn read_lines(
+        &mut self,
+        final_read: bool,
+    ) -> std::io::Result<Vec<flotilla_actors::lane::events::EventKind>> {
+        let mut file = match std::fs::File::open(self.files.stdout()) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        file.seek(SeekFrom::Start(self.offset))?;
+        let mut buf = Vec::new();
+        file.take(4 * 1024 * 1024).read_to_end(&mut buf)?;
+        self.offset += buf.len() as u64;
+        self.partial.extend_from_slice(&buf);
+        let mut kinds = Vec::new();
+        while let Some(i) = self.partial.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.partial.drain(..=i).collect();
+            let text = String::from_utf8_lossy(&line[..line.len() - 1]).into_owned();
+            kinds.extend(self.parser.line(text.trim_end_matches('\r')));
+        }
+        if final_read && !self.partial.is_empty() {
+            let text = String::from_utf8_lossy(&std::mem::take(&mut self.partial)).into_owned();
+            kinds.extend(self.parser.line(&text));
+        }
+        Ok(kinds)
+    }
+}

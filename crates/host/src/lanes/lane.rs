@@ -1,0 +1,411 @@
+//! The lane actor: one per lane. It owns the lane's record (persisted after
+//! every change), starts each turn's connector, turns the connector's
+//! reports into events and results, enforces the deadline, interrupts,
+//! archives, and tells the owner how each turn ended. The rules live in
+//! `flotilla_actors::lane`; this actor carries out their effects.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use flotilla_actors::lane::events::{EventKind, LaneEvent};
+use flotilla_actors::lane::{LanePhase, LaneRecord, TurnResult, TurnStatus};
+use flotilla_actors::model::Timestamp;
+use flotilla_actors::names::PeerId;
+use flotilla_actors::protocol::{ControlError, ErrorCode, LaneView};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+
+use super::cli::Outcome;
+use super::connector::{ConnectorMsg, ConnectorRef};
+use super::{notify, turn};
+use crate::context::HostContext;
+
+/// How long an interrupted process gets before SIGTERM, then SIGKILL.
+pub(crate) const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
+
+type Reply<T> = RpcReplyPort<Result<T, ControlError>>;
+
+/// What `Collect` found.
+#[derive(Debug)]
+pub enum Collected {
+    /// The result, handed out now (and never again).
+    Result(Box<LaneEvent>),
+    /// A turn is still running.
+    Running,
+    /// Nothing to collect.
+    Nothing,
+}
+
+/// Messages of a lane.
+#[derive(Debug)]
+pub enum LaneMsg {
+    /// Start a turn.
+    BeginTurn {
+        /// The prompt.
+        prompt: String,
+        /// Continue the native session.
+        resume: bool,
+        /// The turn number, or why not.
+        reply: Reply<u32>,
+    },
+    /// Hand out the uncollected result.
+    Collect(RpcReplyPort<Collected>),
+    /// The lane's view.
+    Status(RpcReplyPort<LaneView>),
+    /// Interrupt the running turn.
+    Interrupt(Reply<LaneView>),
+    /// Archive (interrupting first if needed).
+    Archive(Reply<LaneView>),
+    /// The owner left.
+    OwnerLeft,
+    /// A message for a persistent lane: the prompt of a turn.
+    Deliver(String),
+    /// Periodic check: deadline, auto-archive, stalls.
+    Tick,
+    /// From the connector: the shim started.
+    ProcessStarted {
+        /// Its pid.
+        pid: u32,
+        /// Its start time.
+        start: Option<u64>,
+    },
+    /// From the connector: parsed output.
+    Events {
+        /// The events.
+        kinds: Vec<EventKind>,
+        /// Bytes of stdout consumed so far.
+        offset: u64,
+    },
+    /// From the connector: the process used CPU time.
+    Progress,
+    /// From the connector: the process ended.
+    Exited {
+        /// What its output said.
+        outcome: Outcome,
+        /// Its exit code.
+        exit: Option<i32>,
+    },
+}
+
+/// A handle on a lane.
+pub type LaneRef = ActorRef<LaneMsg>;
+
+/// The lane actor.
+#[derive(Debug)]
+pub struct Lane;
+
+/// The lane's state.
+#[derive(Debug)]
+pub struct LaneState {
+    pub(super) ctx: Arc<HostContext>,
+    pub(super) record: LaneRecord,
+    pub(super) connector: Option<ConnectorRef>,
+    /// Why the turn is being stopped, when Flotilla stops it.
+    pub(super) stopping: Option<(TurnStatus, String)>,
+    pub(super) archive_after_turn: bool,
+    pub(super) last_progress: Instant,
+}
+
+impl Actor for Lane {
+    type Msg = LaneMsg;
+    type State = LaneState;
+    type Arguments = (Arc<HostContext>, LaneRecord);
+
+    async fn pre_start(
+        &self,
+        myself: LaneRef,
+        (ctx, record): Self::Arguments,
+    ) -> Result<LaneState, ActorProcessingErr> {
+        let mut state = LaneState {
+            ctx,
+            record,
+            connector: None,
+            stopping: None,
+            archive_after_turn: false,
+            last_progress: Instant::now(),
+        };
+        turn::recover(&mut state, &myself).await;
+        Ok(state)
+    }
+
+    async fn post_stop(&self, _: LaneRef, state: &mut LaneState) -> Result<(), ActorProcessingErr> {
+        turn::stop_for_shutdown(state).await;
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: LaneRef,
+        msg: LaneMsg,
+        state: &mut LaneState,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            LaneMsg::BeginTurn {
+                prompt,
+                resume,
+                reply,
+            } => {
+                let _ = reply.send(turn::begin(state, &myself, prompt, resume).await);
+            }
+            LaneMsg::Collect(reply) => {
+                let _ = reply.send(state.collect().await);
+            }
+            LaneMsg::Status(reply) => {
+                let _ = reply.send(state.view());
+            }
+            LaneMsg::Interrupt(reply) => {
+                let r = state
+                    .interrupt(TurnStatus::Interrupted, "interrupted on request")
+                    .await;
+                let _ = reply.send(r.map(|()| state.view()));
+            }
+            LaneMsg::Archive(reply) => {
+                let _ = reply.send(state.archive().await.map(|()| state.view()));
+            }
+            LaneMsg::OwnerLeft => state.owner_left().await,
+            LaneMsg::Deliver(prompt) => turn::deliver(state, &myself, prompt).await,
+            LaneMsg::Tick => state.tick().await,
+            LaneMsg::ProcessStarted { pid, start } => state.process_started(pid, start).await,
+            LaneMsg::Events { kinds, offset } => state.events(kinds, offset).await,
+            LaneMsg::Progress => state.last_progress = Instant::now(),
+            LaneMsg::Exited { outcome, exit } => turn::finish(state, outcome, exit).await,
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        _: LaneRef,
+        event: SupervisionEvent,
+        state: &mut LaneState,
+    ) -> Result<(), ActorProcessingErr> {
+        if let SupervisionEvent::ActorFailed(_, err) = event {
+            tracing::error!(lane = %state.record.spec.name, error = %err, "connector failed");
+            state.connector = None;
+            if state.record.phase == LanePhase::Running {
+                let outcome = Outcome {
+                    failed: true,
+                    error: Some(format!("the connector failed: {err}")),
+                    ..Outcome::default()
+                };
+                turn::finish(state, outcome, None).await;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl LaneState {
+    pub(super) fn id(&self) -> PeerId {
+        PeerId::new(self.ctx.host.clone(), self.record.spec.name.clone())
+    }
+
+    pub(super) fn view(&self) -> LaneView {
+        let r = &self.record;
+        LaneView {
+            lane: self.id(),
+            cli: r.spec.cli,
+            phase: r.phase,
+            turns: r.turns,
+            owner: r.spec.owner.clone(),
+            cwd: r.spec.cwd.clone(),
+            model: r.spec.model.clone(),
+            permissions: r.spec.permissions,
+            persistent: r.spec.persistent,
+            pid: r.running.as_ref().and_then(|t| t.pid),
+            native_session_id: r.native_session.clone(),
+            last_status: r.last_result.as_ref().map(|t| t.status),
+            uncollected: r.uncollected.is_some(),
+            created_at: r.created_at,
+            finished_at: r.finished_at,
+        }
+    }
+
+    pub(super) async fn save(&self) {
+        if let Err(e) = self.ctx.commit.put_lane(self.record.clone()).await {
+            tracing::error!(lane = %self.record.spec.name, error = %e, "could not save the lane");
+        }
+    }
+
+    pub(super) async fn log(&self, turn: u32, kinds: Vec<EventKind>) -> Vec<LaneEvent> {
+        match self
+            .ctx
+            .commit
+            .append_events(self.record.spec.name.as_str(), turn, kinds)
+            .await
+        {
+            Ok(events) => events,
+            Err(e) => {
+                tracing::error!(lane = %self.record.spec.name, error = %e, "could not record lane events");
+                Vec::new()
+            }
+        }
+    }
+
+    fn current_turn(&self) -> u32 {
+        self.record
+            .running
+            .as_ref()
+            .map_or(self.record.turns, |t| t.turn)
+    }
+
+    async fn collect(&mut self) -> Collected {
+        if let Some(result) = self.record.collect() {
+            self.save().await;
+            let turn = self.record.turns;
+            let event = LaneEvent {
+                seq: 0,
+                at: result.finished_at,
+                turn,
+                kind: EventKind::TurnCompleted(result),
+            };
+            return Collected::Result(Box::new(event));
+        }
+        if self.record.phase == LanePhase::Running {
+            Collected::Running
+        } else {
+            Collected::Nothing
+        }
+    }
+
+    pub(super) async fn interrupt(
+        &mut self,
+        status: TurnStatus,
+        why: &str,
+    ) -> Result<(), ControlError> {
+        self.record
+            .mark_interrupted()
+            .map_err(|e| ControlError::new(ErrorCode::Conflict, e.to_string()))?;
+        if self.stopping.is_none() {
+            self.stopping = Some((status, why.to_owned()));
+        }
+        self.save().await;
+        let turn = self.current_turn();
+        self.log(
+            turn,
+            vec![EventKind::Note {
+                text: format!("stopping the turn: {why}"),
+            }],
+        )
+        .await;
+        if let Some(c) = &self.connector {
+            let _ = c.cast(ConnectorMsg::Interrupt(INTERRUPT_GRACE));
+        }
+        Ok(())
+    }
+
+    async fn archive(&mut self) -> Result<(), ControlError> {
+        if self.record.phase == LanePhase::Running {
+            self.archive_after_turn = true;
+            return self.interrupt(TurnStatus::Interrupted, "archived").await;
+        }
+        self.archive_now().await;
+        Ok(())
+    }
+
+    pub(super) async fn archive_now(&mut self) {
+        if self.record.archive().is_ok() {
+            self.save().await;
+            self.log(
+                self.record.turns,
+                vec![EventKind::Note {
+                    text: "lane archived".into(),
+                }],
+            )
+            .await;
+        }
+    }
+
+    async fn owner_left(&mut self) {
+        if self.record.spec.persistent {
+            return;
+        }
+        if self.record.phase == LanePhase::Running {
+            self.archive_after_turn = true;
+            let _ = self
+                .interrupt(TurnStatus::Interrupted, "its owner left")
+                .await;
+        } else {
+            self.archive_now().await;
+        }
+    }
+
+    async fn tick(&mut self) {
+        let now = Timestamp::now();
+        if self.record.deadline_passed(now) && self.stopping.is_none() {
+            let _ = self
+                .interrupt(TurnStatus::TimedOut, "the turn's deadline passed")
+                .await;
+        } else if self.record.auto_archive_due(now) {
+            self.archive_now().await;
+        }
+    }
+
+    async fn process_started(&mut self, pid: u32, start: Option<u64>) {
+        if let Some(t) = self.record.running.as_mut() {
+            t.pid = Some(pid);
+            t.pid_start = start;
+        }
+        self.save().await;
+        let turn = self.current_turn();
+        self.log(
+            turn,
+            vec![EventKind::Note {
+                text: format!("process started (pid {pid})"),
+            }],
+        )
+        .await;
+    }
+
+    async fn events(&mut self, kinds: Vec<EventKind>, offset: u64) {
+        self.last_progress = Instant::now();
+        if let Some(t) = self.record.running.as_mut() {
+            t.output_offset = offset;
+        }
+        let turn = self.current_turn();
+        self.log(turn, kinds).await;
+        self.save().await;
+    }
+
+    /// Builds the result of the turn that just ended.
+    pub(super) fn result(&self, outcome: Outcome, exit: Option<i32>) -> TurnResult {
+        let started = self
+            .record
+            .running
+            .as_ref()
+            .map_or(Timestamp::now(), |t| t.started_at);
+        let now = Timestamp::now();
+        let (status, error) = match &self.stopping {
+            Some((status, why)) => (
+                *status,
+                Some(
+                    outcome
+                        .error
+                        .clone()
+                        .map_or(why.clone(), |e| format!("{why}; {e}")),
+                ),
+            ),
+            None => (outcome.status(), outcome.error.clone()),
+        };
+        TurnResult {
+            lane: self.id(),
+            status,
+            exit,
+            result: outcome.result,
+            error,
+            usage: outcome.usage,
+            context_window: outcome.context_window,
+            context_used_pct: outcome.context_used_pct,
+            cost_usd: outcome.cost_usd,
+            native_session_id: outcome
+                .native_session_id
+                .or_else(|| self.record.native_session.clone()),
+            duration_ms: started.until(now).as_millis() as u64,
+            finished_at: now,
+        }
+    }
+
+    /// Tells the owner how the turn ended.
+    pub(super) async fn notify_owner(&self, turn: u32, result: &TurnResult) {
+        notify::owner(&self.ctx, &self.record, turn, result).await;
+    }
+}

@@ -1,0 +1,110 @@
+//! Processes of lanes: each turn runs under a lane shim (`flotilla
+//! lane-shim`) that leads its own process group, feeds the prompt from a
+//! file to the CLI's stdin, sends output to files and records the exit
+//! code. So a turn survives a daemon crash and can be adopted, and a signal
+//! to the group reaches every process of the turn.
+//!
+//! This module holds the OS facts: a process's identity (pid and start
+//! time), whether it lives, signalling its group, and the turn's files.
+
+use std::path::{Path, PathBuf};
+
+use rustix::process::{Pid, Signal, kill_process_group, test_kill_process};
+
+/// The files of one turn, in `state/lanes/NAME/turn-N/`.
+#[derive(Debug, Clone)]
+pub struct TurnFiles {
+    /// The directory.
+    pub dir: PathBuf,
+}
+
+impl TurnFiles {
+    /// The files of turn `turn` of lane `lane` under the state directory.
+    pub fn new(state_dir: &Path, lane: &str, turn: u32) -> Self {
+        Self {
+            dir: state_dir
+                .join("lanes")
+                .join(lane)
+                .join(format!("turn-{turn}")),
+        }
+    }
+
+    /// The prompt (0600).
+    pub fn prompt(&self) -> PathBuf {
+        self.dir.join("prompt")
+    }
+
+    /// The CLI's stdout.
+    pub fn stdout(&self) -> PathBuf {
+        self.dir.join("stdout")
+    }
+
+    /// The CLI's stderr.
+    pub fn stderr(&self) -> PathBuf {
+        self.dir.join("stderr")
+    }
+
+    /// The exit code, written by the shim when the CLI exits.
+    pub fn exit(&self) -> PathBuf {
+        self.dir.join("exit")
+    }
+
+    /// The recorded exit code, if the CLI has exited.
+    pub fn read_exit(&self) -> Option<i32> {
+        std::fs::read_to_string(self.exit())
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+}
+
+/// The start time of a process in clock ticks since boot (Linux), used with
+/// the pid to recognise the same process after a daemon restart.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: fields start after
+    // the last ')'. starttime is field 22, the 20th after the name.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether `pid` is alive and, when a start time is known, the same process.
+pub fn is_same_process(pid: u32, start: Option<u64>) -> bool {
+    let Some(p) = Pid::from_raw(pid as i32) else {
+        return false;
+    };
+    if test_kill_process(p).is_err() {
+        return false;
+    }
+    match (start, start_time(pid)) {
+        (Some(want), Some(got)) => want == got,
+        _ => true,
+    }
+}
+
+/// CPU time (user + system, in clock ticks) used so far by `pid`.
+pub fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// Sends `signal` to the process group led by `pid`; false if it is gone.
+pub fn signal_group(pid: u32, signal: Signal) -> bool {
+    match Pid::from_raw(pid as i32) {
+        Some(p) => kill_process_group(p, signal).is_ok(),
+        None => false,
+    }
+}
+
+/// Whether any process of the group led by `pgid` is still alive.
+pub fn group_alive(pgid: u32) -> bool {
+    match Pid::from_raw(pgid as i32) {
+        Some(p) => rustix::process::test_kill_process_group(p).is_ok(),
+        None => false,
+    }
+}

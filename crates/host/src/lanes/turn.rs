@@ -1,0 +1,258 @@
+//! The life of one turn, as the lane actor carries it out: begin (files,
+//! command, events, connector), finish (result, events, owner), recovery
+//! after a daemon restart (adopt or report lost), and the stop at shutdown.
+
+use std::os::unix::fs::OpenOptionsExt;
+use std::time::{Duration, Instant};
+
+use flotilla_actors::lane::events::EventKind;
+use flotilla_actors::lane::{LanePhase, Permissions, TurnStatus};
+use flotilla_actors::model::Timestamp;
+use flotilla_actors::protocol::{ControlError, ErrorCode};
+use ractor::Actor;
+use rustix::process::Signal;
+
+use super::cli::{self, Outcome, TurnContext};
+use super::connector::{Connector, ConnectorArgs, Launch};
+use super::lane::{INTERRUPT_GRACE, LaneRef, LaneState};
+use super::process::{TurnFiles, group_alive, is_same_process, signal_group};
+use crate::home::create_private;
+
+fn write_prompt(files: &TurnFiles, prompt: &str) -> std::io::Result<()> {
+    create_private(&files.dir).map_err(std::io::Error::other)?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(files.prompt())?;
+    std::io::Write::write_all(&mut f, prompt.as_bytes())
+}
+
+/// Starts a turn; returns its number.
+pub(super) async fn begin(
+    state: &mut LaneState,
+    myself: &LaneRef,
+    prompt: String,
+    resume: bool,
+) -> Result<u32, ControlError> {
+    let spec = state.record.spec.clone();
+    let connector = cli::connector(spec.cli).ok_or_else(|| {
+        ControlError::new(
+            ErrorCode::BadRequest,
+            format!("no connector for {} in this build", spec.cli),
+        )
+        .with_hint("see `flotilla lane doctor`")
+    })?;
+    if resume && !connector.supports_resume() {
+        return Err(ControlError::new(
+            ErrorCode::BadRequest,
+            format!("resume is not supported by this CLI ({})", spec.cli),
+        )
+        .with_hint("start a new lane instead"));
+    }
+    let files = TurnFiles::new(
+        &state.ctx.home.state_dir,
+        spec.name.as_str(),
+        state.record.turns + 1,
+    );
+    write_prompt(&files, &prompt)
+        .map_err(|e| ControlError::internal(format!("cannot write the prompt: {e}")))?;
+    let program = state.ctx.config.cli_program(spec.cli, connector.program());
+    let native = state.record.native_session.clone();
+    let turn_ctx = TurnContext {
+        spec: &spec,
+        program: &program,
+        resume: resume && state.record.turns > 0,
+        native_session: native.as_deref(),
+        prompt: &prompt,
+        prompt_file: &files.prompt(),
+    };
+    let plan = connector
+        .command(&turn_ctx)
+        .map_err(|m| ControlError::new(ErrorCode::BadRequest, m))?;
+    let turn = state
+        .record
+        .begin_turn(resume, Timestamp::now())
+        .map_err(|e| ControlError::new(ErrorCode::Conflict, e.to_string()))?;
+    state.stopping = None;
+    state.archive_after_turn = false;
+    state.last_progress = Instant::now();
+    state.save().await;
+    let mut kinds = Vec::new();
+    if turn.turn == 1 {
+        kinds.push(EventKind::LaneStarted {
+            cli: spec.cli,
+            cwd: spec.cwd.clone(),
+            model: spec.model.clone(),
+            permissions: spec.permissions,
+        });
+    }
+    if spec.permissions == Permissions::Bypass {
+        kinds.push(EventKind::Note {
+            text: "permissions: bypass: the CLI may run any command and edit any file".into(),
+        });
+    }
+    kinds.extend(
+        plan.notes
+            .iter()
+            .map(|n| EventKind::Note { text: n.clone() }),
+    );
+    kinds.push(EventKind::TurnStarted {
+        prompt_bytes: prompt.len() as u64,
+        resume: turn.resume,
+        pid: None,
+    });
+    state.log(turn.turn, kinds).await;
+    let args = ConnectorArgs {
+        files,
+        launch: Launch::Spawn {
+            plan,
+            cwd: spec.cwd.clone().into(),
+            env: spec.env.clone(),
+        },
+        parser: connector.parser(),
+        lane: myself.clone(),
+    };
+    match Actor::spawn_linked(None, Connector, args, myself.get_cell()).await {
+        Ok((c, _)) => state.connector = Some(c),
+        Err(e) => {
+            let outcome = Outcome {
+                failed: true,
+                error: Some(format!("cannot start the process: {e}")),
+                ..Outcome::default()
+            };
+            finish(state, outcome, None).await;
+        }
+    }
+    Ok(turn.turn)
+}
+
+/// A message to a persistent lane: the prompt of its next turn.
+pub(super) async fn deliver(state: &mut LaneState, myself: &LaneRef, prompt: String) {
+    if state.record.phase == LanePhase::Running {
+        state.record.queued.push(prompt);
+        state.save().await;
+        return;
+    }
+    // The owner already has the last result in its inbox.
+    state.record.collect();
+    if let Err(e) = begin(state, myself, prompt, true).await {
+        tracing::warn!(lane = %state.record.spec.name, error = %e, "a message could not start a turn");
+    }
+}
+
+/// Records the end of the running turn.
+pub(super) async fn finish(state: &mut LaneState, outcome: Outcome, exit: Option<i32>) {
+    let Some(running) = state.record.running.clone() else {
+        return;
+    };
+    let result = state.result(outcome, exit);
+    state.record.finish_turn(result.clone());
+    state.connector = None;
+    state.stopping = None;
+    state.save().await;
+    state
+        .log(running.turn, vec![EventKind::TurnCompleted(result.clone())])
+        .await;
+    state.notify_owner(running.turn, &result).await;
+    if state.archive_after_turn {
+        state.archive_after_turn = false;
+        state.archive_now().await;
+    }
+}
+
+/// After a (re)start of the lane actor: adopt a turn whose process still
+/// runs (or finished while the daemon was down), else report it lost.
+pub(super) async fn recover(state: &mut LaneState, myself: &LaneRef) {
+    let Some(running) = state.record.running.clone() else {
+        return;
+    };
+    let files = TurnFiles::new(
+        &state.ctx.home.state_dir,
+        state.record.spec.name.as_str(),
+        running.turn,
+    );
+    let exit_code = files.read_exit();
+    let alive = running
+        .pid
+        .is_some_and(|pid| is_same_process(pid, running.pid_start));
+    if let (Some(pid), true) = (running.pid, alive || exit_code.is_some()) {
+        let connector = cli::connector(state.record.spec.cli);
+        if let Some(connector) = connector {
+            let args = ConnectorArgs {
+                files,
+                launch: Launch::Adopt {
+                    pid,
+                    offset: running.output_offset,
+                },
+                parser: connector.parser(),
+                lane: myself.clone(),
+            };
+            if let Ok((c, _)) = Actor::spawn_linked(None, Connector, args, myself.get_cell()).await
+            {
+                state.connector = Some(c);
+                let note = format!("adopted the running turn after a daemon restart (pid {pid})");
+                state
+                    .log(running.turn, vec![EventKind::Note { text: note }])
+                    .await;
+                return;
+            }
+        }
+    }
+    let why = match running.pid {
+        Some(pid) => format!("the turn's process (pid {pid}) was gone when the daemon restarted"),
+        None => "the daemon stopped before the turn's process started".to_owned(),
+    };
+    state.stopping = Some((TurnStatus::Lost, why));
+    finish(
+        state,
+        Outcome {
+            failed: true,
+            ..Outcome::default()
+        },
+        exit_code,
+    )
+    .await;
+}
+
+/// At daemon shutdown: no process outlives its lane.
+pub(super) async fn stop_for_shutdown(state: &mut LaneState) {
+    let Some(running) = state.record.running.clone() else {
+        return;
+    };
+    if let Some(c) = state.connector.take() {
+        c.stop(None);
+    }
+    if let Some(pid) = running.pid {
+        for sig in [Signal::INT, Signal::TERM, Signal::KILL] {
+            if !group_alive(pid) {
+                break;
+            }
+            signal_group(pid, sig);
+            wait_gone(pid, INTERRUPT_GRACE).await;
+        }
+    }
+    state.stopping = Some((TurnStatus::Interrupted, "the daemon stopped".into()));
+    let files = TurnFiles::new(
+        &state.ctx.home.state_dir,
+        state.record.spec.name.as_str(),
+        running.turn,
+    );
+    finish(
+        state,
+        Outcome {
+            failed: true,
+            ..Outcome::default()
+        },
+        files.read_exit(),
+    )
+    .await;
+}
+
+async fn wait_gone(pid: u32, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    while group_alive(pid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
