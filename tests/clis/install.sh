@@ -3,7 +3,13 @@
 #
 # Versions live in package.json / package-lock.json beside this script. Native
 # binaries (claude, codex, opencode) come from per-platform npm optional
-# dependencies, so nothing is downloaded from outside the npm registry.
+# dependencies, so nothing is downloaded from outside the npm registry: the
+# postinstalls of @anthropic-ai/claude-code and opencode-ai only copy the binary
+# out of those packages. package.json's allowScripts lists the install scripts
+# npm may run; node-pty's node-gyp build is denied (gemini/qwen use the
+# prebuilt @lydell/node-pty instead). To change a pin, edit package.json and
+# run ./update-lock.sh (it prunes lock edges to platform packages the registry
+# here does not serve, which would otherwise make `npm ci` fail).
 #
 # Usage: tests/clis/install.sh     (prints the bin directory on its last line)
 set -euo pipefail

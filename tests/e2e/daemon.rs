@@ -22,7 +22,16 @@ fn up_is_idempotent_and_down_stops_the_daemon() {
         .iter()
         .map(|a| a["name"].as_str().expect("name"))
         .collect();
-    assert_eq!(names, ["registry", "router", "watchdog", "control_server"]);
+    assert_eq!(
+        names,
+        [
+            "registry",
+            "router",
+            "watchdog",
+            "lane_supervisor",
+            "control_server"
+        ]
+    );
     let down = home.json(&["down"]);
     assert_eq!(down["stopped"], Value::Bool(true));
     assert!(!home.socket_path().exists(), "the socket is removed");

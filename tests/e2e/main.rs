@@ -4,6 +4,7 @@
 
 mod crash;
 mod daemon;
+mod lanes;
 mod messaging;
 mod protocol;
 mod service;

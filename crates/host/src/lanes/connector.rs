@@ -86,6 +86,10 @@ pub struct ConnectorState {
     child: Option<tokio::process::Child>,
     pid: u32,
     offset: u64,
+    /// Output before this byte was turned into events before a daemon
+    /// restart: it is parsed again (to rebuild the parser's state) but its
+    /// events are not sent twice.
+    replay_until: u64,
     partial: Vec<u8>,
     ticker: JoinHandle<()>,
     cpu: Option<u64>,
@@ -102,7 +106,7 @@ impl Actor for Connector {
         myself: ConnectorRef,
         args: ConnectorArgs,
     ) -> Result<ConnectorState, ActorProcessingErr> {
-        let (child, pid, offset) = match args.launch {
+        let (child, pid, replay_until) = match args.launch {
             Launch::Spawn { plan, cwd, env } => {
                 let child = spawn_shim(&args.files, &plan, &cwd, &env)?;
                 let pid = child.id().ok_or("the lane shim exited at once")?;
@@ -121,7 +125,8 @@ impl Actor for Connector {
             lane: args.lane,
             child,
             pid,
-            offset,
+            offset: 0,
+            replay_until,
             partial: Vec::new(),
             ticker,
             cpu: None,
@@ -163,6 +168,25 @@ impl Actor for Connector {
         }
         Ok(())
     }
+}
+
+/// No process outlives its turn: once the shim has exited, whatever is left
+/// of its process group (background children of the CLI) gets SIGTERM, and
+/// SIGKILL if it lingers.
+fn reap_group(pgid: u32) {
+    if !group_alive(pgid) {
+        return;
+    }
+    signal_group(pgid, Signal::TERM);
+    tokio::spawn(async move {
+        for _ in 0..50 {
+            if !group_alive(pgid) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(40)).await;
+        }
+        signal_group(pgid, Signal::KILL);
+    });
 }
 
 fn spawn_shim(
@@ -211,6 +235,7 @@ impl ConnectorState {
         }
         if exited {
             self.done = true;
+            reap_group(self.pid);
             let exit = self.files.read_exit();
             let stderr = std::fs::read_to_string(self.files.stderr()).unwrap_or_default();
             let outcome: Outcome = self
@@ -249,10 +274,15 @@ impl ConnectorState {
         self.offset += buf.len() as u64;
         self.partial.extend_from_slice(&buf);
         let mut kinds = Vec::new();
+        let mut consumed = self.offset - self.partial.len() as u64;
         while let Some(i) = self.partial.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = self.partial.drain(..=i).collect();
+            consumed += line.len() as u64;
             let text = String::from_utf8_lossy(&line[..line.len() - 1]).into_owned();
-            kinds.extend(self.parser.line(text.trim_end_matches('\r')));
+            let parsed = self.parser.line(text.trim_end_matches('\r'));
+            if consumed > self.replay_until {
+                kinds.extend(parsed);
+            }
         }
         if final_read && !self.partial.is_empty() {
             let text = String::from_utf8_lossy(&std::mem::take(&mut self.partial)).into_owned();

@@ -103,6 +103,8 @@ pub struct LaneState {
     pub(super) stopping: Option<(TurnStatus, String)>,
     pub(super) archive_after_turn: bool,
     pub(super) last_progress: Instant,
+    /// The running turn was adopted after a daemon restart.
+    pub(super) adopted: bool,
 }
 
 impl Actor for Lane {
@@ -122,6 +124,7 @@ impl Actor for Lane {
             stopping: None,
             archive_after_turn: false,
             last_progress: Instant::now(),
+            adopted: false,
         };
         turn::recover(&mut state, &myself).await;
         Ok(state)

@@ -69,18 +69,28 @@ pub fn start_time(pid: u32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// Whether `pid` is alive and, when a start time is known, the same process.
+/// Whether `pid` is alive (a zombie is not) and, when a start time is known, the same process.
 pub fn is_same_process(pid: u32, start: Option<u64>) -> bool {
     let Some(p) = Pid::from_raw(pid as i32) else {
         return false;
     };
-    if test_kill_process(p).is_err() {
+    if test_kill_process(p).is_err() || is_zombie(pid) {
         return false;
     }
     match (start, start_time(pid)) {
         (Some(want), Some(got)) => want == got,
         _ => true,
     }
+}
+
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rfind(')')
+                .map(|i| stat[i + 1..].trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
 }
 
 /// CPU time (user + system, in clock ticks) used so far by `pid`.

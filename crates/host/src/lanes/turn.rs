@@ -192,6 +192,7 @@ pub(super) async fn recover(state: &mut LaneState, myself: &LaneRef) {
             if let Ok((c, _)) = Actor::spawn_linked(None, Connector, args, myself.get_cell()).await
             {
                 state.connector = Some(c);
+                state.adopted = true;
                 let note = format!("adopted the running turn after a daemon restart (pid {pid})");
                 state
                     .log(running.turn, vec![EventKind::Note { text: note }])
