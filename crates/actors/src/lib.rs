@@ -9,6 +9,7 @@ pub mod codec;
 pub mod directory;
 pub mod model;
 pub mod names;
+pub mod pki;
 pub mod protocol;
 pub mod store;
 pub mod supervision;
