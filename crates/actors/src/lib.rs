@@ -13,3 +13,4 @@ pub mod pki;
 pub mod protocol;
 pub mod store;
 pub mod supervision;
+pub mod tls;

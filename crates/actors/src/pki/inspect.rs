@@ -74,6 +74,15 @@ impl Serial {
     }
 }
 
+impl Serial {
+    /// Reads the serial of a DER certificate.
+    pub fn of_certificate(der: &[u8]) -> Result<Self, PkiError> {
+        let (_, cert) =
+            x509_parser::parse_x509_certificate(der).map_err(|e| PkiError::Parse(e.to_string()))?;
+        Ok(Self::from_be_bytes(cert.tbs_certificate.raw_serial()))
+    }
+}
+
 impl fmt::Display for Serial {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))

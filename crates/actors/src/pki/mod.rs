@@ -20,6 +20,8 @@ mod ca;
 pub mod files;
 mod inspect;
 mod issue;
+#[cfg(any(test, feature = "test-support"))]
+pub mod testing;
 
 use std::time::{Duration, SystemTime};
 
