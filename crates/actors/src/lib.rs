@@ -7,6 +7,7 @@
 
 pub mod codec;
 pub mod directory;
+pub mod federation;
 pub mod model;
 pub mod names;
 pub mod pki;
