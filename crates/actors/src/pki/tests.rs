@@ -1,3 +1,5 @@
+//! Unit tests of the certificates: CA, issuing, CSRs, reading, file modes.
+
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, SystemTime};
 

@@ -1,3 +1,5 @@
+//! Every branch of the handshake, host and hub side, without IO.
+
 use super::*;
 use crate::names::HostName;
 
