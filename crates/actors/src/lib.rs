@@ -7,9 +7,12 @@
 
 pub mod codec;
 pub mod directory;
+pub mod federation;
 pub mod lane;
 pub mod model;
 pub mod names;
+pub mod pki;
 pub mod protocol;
 pub mod store;
 pub mod supervision;
+pub mod tls;

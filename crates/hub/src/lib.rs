@@ -1,7 +1,19 @@
 //! Flotilla's hub: it will route group-scoped messages between host daemons
 //! over mutually authenticated QUIC, hold messages for offline hosts and give
-//! the operator one roster. For now it only names the protocol version the
-//! hub will speak, so that the workspace has its final shape.
+//! the operator one roster. For now it is the transport: the hub's endpoint
+//! ([`HubEndpoint`]) that authenticates hosts and runs the session
+//! handshake, and the host's side of the link ([`link::connect`]).
+//!
+//! Owns QUIC: transport parameters ([`transport`]), sockets, timeouts and the
+//! closing of connections. The protocol's decisions live in
+//! `flotilla_actors::federation` and trust in `flotilla_actors::tls`; this
+//! crate only drives them.
 
-/// The federation protocol's ALPN identifier.
-pub const ALPN: &[u8] = b"flotilla/1";
+pub mod endpoint;
+pub mod link;
+mod session;
+pub mod transport;
+
+pub use endpoint::{BindError, HubEndpoint, LinkEvent};
+pub use flotilla_actors::tls::ALPN;
+pub use link::{ConnectError, ConnectOptions, HubSession, SessionError, connect};

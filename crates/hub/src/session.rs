@@ -1,0 +1,249 @@
+//! One host's connection, on the hub's side: TLS has verified the
+//! certificate; this reads the hello, lets the handshake decide, answers,
+//! and then answers pings until the link ends.
+//!
+//! Owns the connection it is handed and closes it; reports to the endpoint
+//! only through [`LinkEvent`]s. Must not decide anything itself: the
+//! decisions are `HubHandshake`'s.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use flotilla_actors::federation::{Frame, HubHandshake, Refusal, read_frame, write_frame};
+use flotilla_actors::tls;
+use tokio::sync::broadcast;
+
+use crate::endpoint::LinkEvent;
+use crate::transport::close;
+
+/// How long a host has, once connected, to send its hello.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the hub waits, after a refusal, for the host to read it and
+/// close before closing itself (closing at once could drop the refusal).
+const LINGER: Duration = Duration::from_secs(2);
+
+/// What every session shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    /// The hub's decisions.
+    pub(crate) handshake: HubHandshake,
+    /// The largest frame accepted.
+    pub(crate) max_frame: usize,
+    /// Where link events go.
+    pub(crate) events: broadcast::Sender<LinkEvent>,
+}
+
+impl Shared {
+    fn emit(&self, event: LinkEvent) {
+        // Nobody listening is fine: events are for whoever cares.
+        let _ = self.events.send(event);
+    }
+}
+
+/// The hub's half of the control stream (the host's first bidirectional
+/// stream), which carries the handshake and then pings.
+struct Control {
+    /// Hub to host: ack or refusal, pongs.
+    send: quinn::SendStream,
+    /// Host to hub: hello, pings.
+    recv: quinn::RecvStream,
+}
+
+/// Serves one incoming connection to its end.
+pub(crate) async fn serve(incoming: quinn::Incoming, shared: std::sync::Arc<Shared>) {
+    let remote = incoming.remote_address();
+    let Some((connection, identity)) = authenticate(&shared, incoming).await else {
+        return;
+    };
+    let Some(mut control) = open(&shared, &connection, remote).await else {
+        return;
+    };
+    let Some(first) = read_hello(&shared, &connection, &mut control, remote).await else {
+        return;
+    };
+    let version = match &first {
+        Frame::Hello(hello) => hello.version.clone(),
+        _ => String::new(),
+    };
+    match shared.handshake.on_first_frame(first, &identity) {
+        Ok(ack) => {
+            let link = Link {
+                shared: &shared,
+                connection,
+                identity,
+                remote,
+            };
+            link.run(Frame::HelloAck(ack), version, control).await;
+        }
+        Err(refusal) => refuse(&shared, connection, control, identity, remote, refusal).await,
+    }
+}
+
+/// Completes the QUIC and TLS handshake; the peer's identity is the name in
+/// its verified certificate.
+async fn authenticate(
+    shared: &Shared,
+    incoming: quinn::Incoming,
+) -> Option<(quinn::Connection, String)> {
+    let remote = incoming.remote_address();
+    let connection = match incoming.await {
+        Ok(connection) => connection,
+        Err(e) => {
+            fail(shared, remote, format!("TLS handshake failed: {e}"));
+            return None;
+        }
+    };
+    match tls::peer_identity(&connection) {
+        Ok(info) => Some((connection, info.name)),
+        Err(e) => {
+            protocol_error(shared, &connection, remote, &e);
+            None
+        }
+    }
+}
+
+/// Reads the first frame, within the hello timeout.
+async fn read_hello(
+    shared: &Shared,
+    connection: &quinn::Connection,
+    control: &mut Control,
+    remote: SocketAddr,
+) -> Option<Frame> {
+    let read = read_frame(&mut control.recv, shared.max_frame);
+    match tokio::time::timeout(HELLO_TIMEOUT, read).await {
+        Ok(Ok(Some(frame))) => Some(frame),
+        Ok(Ok(None)) => {
+            fail(shared, remote, "the host closed before its hello".into());
+            None
+        }
+        Ok(Err(e)) => {
+            protocol_error(shared, connection, remote, &e);
+            None
+        }
+        Err(_) => {
+            protocol_error(shared, connection, remote, &"no hello within 10 s");
+            None
+        }
+    }
+}
+
+/// Sends the refusal, lets the host read it, then closes.
+async fn refuse(
+    shared: &Shared,
+    connection: quinn::Connection,
+    mut control: Control,
+    identity: String,
+    remote: SocketAddr,
+    refusal: Refusal,
+) {
+    tracing::warn!(host = %identity, %remote, "refused: {refusal}");
+    let _ = write_frame(&mut control.send, &refusal.to_frame(), shared.max_frame).await;
+    let _ = control.send.finish();
+    let reason = refusal.to_string();
+    shared.emit(LinkEvent::Refused {
+        identity,
+        remote,
+        refusal,
+    });
+    let _ = tokio::time::timeout(LINGER, connection.closed()).await;
+    connection.close(close::REFUSED.into(), reason.as_bytes());
+}
+
+/// An accepted host's link.
+struct Link<'a> {
+    /// Limits and where events go.
+    shared: &'a Shared,
+    /// Closed when the link ends.
+    connection: quinn::Connection,
+    /// The host's name, from its certificate.
+    identity: String,
+    /// For logs and events.
+    remote: SocketAddr,
+}
+
+impl Link<'_> {
+    /// Acks the hello, answers pings until the link ends, and reports.
+    async fn run(self, ack: Frame, version: String, mut control: Control) {
+        let Self {
+            shared,
+            connection,
+            identity,
+            remote,
+        } = self;
+        if let Err(e) = write_frame(&mut control.send, &ack, shared.max_frame).await {
+            return fail(shared, remote, format!("could not send the ack: {e}"));
+        }
+        tracing::info!(host = %identity, %remote, %version, "host link up");
+        shared.emit(LinkEvent::Up {
+            host: identity.clone(),
+            remote,
+            version,
+        });
+        let reason = answer_pings(shared, &mut control).await;
+        connection.close(close::NORMAL.into(), b"bye");
+        tracing::info!(host = %identity, %reason, "host link closed");
+        shared.emit(LinkEvent::Closed {
+            host: identity,
+            reason,
+        });
+    }
+}
+
+/// Accepts the host's first bidirectional stream, within the hello timeout.
+async fn open(
+    shared: &Shared,
+    connection: &quinn::Connection,
+    remote: SocketAddr,
+) -> Option<Control> {
+    match tokio::time::timeout(HELLO_TIMEOUT, connection.accept_bi()).await {
+        Ok(Ok((send, recv))) => Some(Control { send, recv }),
+        Ok(Err(e)) => {
+            fail(
+                shared,
+                remote,
+                format!("the link ended before its hello: {e}"),
+            );
+            None
+        }
+        Err(_) => {
+            protocol_error(shared, connection, remote, &"no stream within 10 s");
+            None
+        }
+    }
+}
+
+/// Answers pings until the host finishes its stream or the link fails;
+/// returns why it ended.
+async fn answer_pings(shared: &Shared, control: &mut Control) -> String {
+    loop {
+        let frame = match read_frame(&mut control.recv, shared.max_frame).await {
+            Ok(Some(frame)) => frame,
+            Ok(None) => return "the host ended the link".to_owned(),
+            Err(e) => return e.to_string(),
+        };
+        match frame {
+            Frame::Ping { nonce } => {
+                let pong = Frame::Pong { nonce };
+                if let Err(e) = write_frame(&mut control.send, &pong, shared.max_frame).await {
+                    return e.to_string();
+                }
+            }
+            other => tracing::debug!(kind = other.kind(), "frame not handled yet; ignored"),
+        }
+    }
+}
+
+fn fail(shared: &Shared, remote: SocketAddr, reason: String) {
+    tracing::warn!(%remote, "hub link failed: {reason}");
+    shared.emit(LinkEvent::Failed { remote, reason });
+}
+
+fn protocol_error(
+    shared: &Shared,
+    connection: &quinn::Connection,
+    remote: SocketAddr,
+    error: &dyn std::fmt::Display,
+) {
+    connection.close(close::PROTOCOL.into(), error.to_string().as_bytes());
+    fail(shared, remote, error.to_string());
+}
