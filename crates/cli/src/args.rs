@@ -319,6 +319,18 @@ pub(crate) struct LaneName {
 pub(crate) enum BenchCommand {
     /// One host: send-to-inbox latency, throughput, memory, against a bare redb commit.
     Local(BenchLocalArgs),
+    /// Lanes: the cost of `lane run --cli exec -- true` over `true`, and memory with idle lanes.
+    Lanes(BenchLanesArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BenchLanesArgs {
+    /// Runs for the timing figures.
+    #[arg(long, default_value_t = 30)]
+    pub(crate) runs: usize,
+    /// Idle lanes for the memory figure.
+    #[arg(long, default_value_t = 100)]
+    pub(crate) idle_lanes: usize,
 }
 
 #[derive(Debug, Args)]

@@ -48,7 +48,18 @@ struct Throughput {
 }
 
 pub(crate) async fn run(env: &Env, cmd: BenchCommand) -> Result<u8> {
-    let BenchCommand::Local(args) = cmd;
+    let args = match cmd {
+        BenchCommand::Local(args) => args,
+        BenchCommand::Lanes(args) => {
+            let figures = crate::bench_lanes::lanes(&args, rss_kib).await?;
+            if env.json {
+                output::json(&figures);
+            } else {
+                crate::bench_lanes::print(&figures);
+            }
+            return Ok(OK);
+        }
+    };
     let figures = local(&args).await?;
     if env.json {
         output::json(&figures);

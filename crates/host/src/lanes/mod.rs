@@ -75,7 +75,8 @@ pub struct LaneSupervisor;
 #[derive(Debug)]
 pub struct LaneSupervisorState {
     ctx: Arc<HostContext>,
-    lanes: BTreeMap<PeerName, LaneRef>,
+    /// Each lane's actor, and whether it is persistent.
+    lanes: BTreeMap<PeerName, (LaneRef, bool)>,
     ticker: JoinHandle<()>,
 }
 
@@ -91,11 +92,11 @@ impl Actor for LaneSupervisor {
     ) -> Result<Self::State, ActorProcessingErr> {
         let mut lanes = BTreeMap::new();
         for record in ctx.store.load_lanes()? {
-            let name = record.spec.name.clone();
+            let (name, persistent) = (record.spec.name.clone(), record.spec.persistent);
             let (actor, _) =
                 Actor::spawn_linked(None, lane::Lane, (ctx.clone(), record), myself.get_cell())
                     .await?;
-            lanes.insert(name, actor);
+            lanes.insert(name, (actor, persistent));
         }
         let ticker = myself.send_interval(TICK, || LaneSupervisorMsg::Tick);
         Ok(LaneSupervisorState { ctx, lanes, ticker })
@@ -107,7 +108,7 @@ impl Actor for LaneSupervisor {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         state.ticker.abort();
-        let stops = state.lanes.values().map(|l| {
+        let stops = state.lanes.values().map(|(l, _)| {
             l.stop_and_wait(
                 Some("daemon stopping".into()),
                 Some(Duration::from_secs(20)),
@@ -128,10 +129,10 @@ impl Actor for LaneSupervisor {
                 let _ = reply.send(state.start(&myself, *args).await);
             }
             LaneSupervisorMsg::Get(name, reply) => {
-                let _ = reply.send(state.lanes.get(&name).cloned());
+                let _ = reply.send(state.lanes.get(&name).map(|(l, _)| l.clone()));
             }
             LaneSupervisorMsg::All(reply) => {
-                let _ = reply.send(state.lanes.values().cloned().collect());
+                let _ = reply.send(state.lanes.values().map(|(l, _)| l.clone()).collect());
             }
             LaneSupervisorMsg::OwnerLeft(owner) => state.owner_left(&owner).await,
             LaneSupervisorMsg::Tick => state.tick(),
@@ -158,7 +159,7 @@ impl Actor for LaneSupervisor {
             let gone: Vec<PeerName> = state
                 .lanes
                 .iter()
-                .filter(|(_, l)| l.get_id() == cell.get_id())
+                .filter(|(_, (l, _))| l.get_id() == cell.get_id())
                 .map(|(n, _)| n.clone())
                 .collect();
             for name in gone {
@@ -182,36 +183,40 @@ impl LaneSupervisorState {
         let Ok(records) = self.ctx.store.load_lanes() else {
             return;
         };
-        if let Some(record) = records.into_iter().find(|r| &r.spec.name == name)
-            && let Some(me) = self.ctx.children.lanes()
+        let Some(record) = records.into_iter().find(|r| &r.spec.name == name) else {
+            return;
+        };
+        let persistent = record.spec.persistent;
+        if let Some(me) = self.ctx.children.lanes()
             && let Ok((actor, _)) =
                 Actor::spawn_linked(None, lane::Lane, (self.ctx.clone(), record), me.get_cell())
                     .await
         {
-            self.lanes.insert(name.clone(), actor);
+            self.lanes.insert(name.clone(), (actor, persistent));
         }
     }
 
     fn tick(&mut self) {
-        for lane in self.lanes.values() {
+        for (lane, _) in self.lanes.values() {
             let _ = lane.cast(LaneMsg::Tick);
         }
         self.deliver_mail();
     }
 
     /// Messages to persistent lanes become the prompts of their turns.
+    /// Only the inboxes of persistent lanes are read (a range read each).
     fn deliver_mail(&self) {
-        let Ok(depths) = self.ctx.store.inbox_depths() else {
-            return;
-        };
-        for (name, lane) in &self.lanes {
-            let id = PeerId::new(self.ctx.host.clone(), name.clone());
-            if depths.get(&id.to_string()).copied().unwrap_or(0) == 0 {
+        for (name, (lane, persistent)) in &self.lanes {
+            if !*persistent {
                 continue;
             }
+            let id = PeerId::new(self.ctx.host.clone(), name.clone());
             let Ok((messages, _)) = self.ctx.store.fetch_inbox(&id, 100, 4 * 1024 * 1024) else {
                 continue;
             };
+            if messages.is_empty() {
+                continue;
+            }
             let ids: Vec<_> = messages.iter().map(|m| m.id.clone()).collect();
             let ctx = self.ctx.clone();
             let lane = lane.clone();
@@ -229,7 +234,7 @@ impl LaneSupervisorState {
     }
 
     async fn owner_left(&self, owner: &PeerId) {
-        for lane in self.lanes.values() {
+        for (lane, _) in self.lanes.values() {
             if let Ok(CallResult::Success(view)) = lane
                 .call(LaneMsg::Status, Some(Duration::from_secs(5)))
                 .await
@@ -267,7 +272,8 @@ impl LaneSupervisorState {
         )
         .await
         .map_err(|e| ControlError::internal(format!("cannot start the lane: {e}")))?;
-        self.lanes.insert(spec.name.clone(), actor.clone());
+        self.lanes
+            .insert(spec.name.clone(), (actor.clone(), spec.persistent));
         let turn = call(&actor, |reply| LaneMsg::BeginTurn {
             prompt: args.prompt.clone(),
             resume: false,
