@@ -6,6 +6,7 @@
 //! and feeds output lines to a [`TurnParser`]. They never copy credentials
 //! or change the user's configuration files.
 
+mod common;
 mod exec;
 
 use std::path::Path;
@@ -94,8 +95,9 @@ pub trait CliConnector: Send + Sync + std::fmt::Debug {
     fn supports_resume(&self) -> bool;
     /// The command for one turn; an error says what is missing.
     fn command(&self, turn: &TurnContext<'_>) -> Result<CommandPlan, String>;
-    /// A parser for one turn's output.
-    fn parser(&self) -> Box<dyn TurnParser>;
+    /// A parser for one turn's output of lane `spec` (whose environment
+    /// may say where the CLI keeps its state).
+    fn parser(&self, spec: &LaneSpec) -> Box<dyn TurnParser>;
 }
 
 /// The connector of a CLI.
