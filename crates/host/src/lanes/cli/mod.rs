@@ -6,8 +6,11 @@
 //! and feeds output lines to a [`TurnParser`]. They never copy credentials
 //! or change the user's configuration files.
 
+mod claude;
 mod common;
 mod exec;
+mod qwen;
+mod stream_json;
 
 use std::path::Path;
 
@@ -104,6 +107,8 @@ pub trait CliConnector: Send + Sync + std::fmt::Debug {
 pub fn connector(kind: CliKind) -> Option<&'static dyn CliConnector> {
     match kind {
         CliKind::Exec => Some(&exec::Exec),
+        CliKind::Claude => Some(&claude::Claude),
+        CliKind::Qwen => Some(&qwen::Qwen),
         _ => None,
     }
 }
