@@ -7,6 +7,8 @@
 //! or change the user's configuration files.
 
 mod claude;
+mod codex;
+mod codex_rollout;
 mod common;
 mod exec;
 mod qwen;
@@ -108,6 +110,7 @@ pub fn connector(kind: CliKind) -> Option<&'static dyn CliConnector> {
     match kind {
         CliKind::Exec => Some(&exec::Exec),
         CliKind::Claude => Some(&claude::Claude),
+        CliKind::Codex => Some(&codex::Codex),
         CliKind::Qwen => Some(&qwen::Qwen),
         _ => None,
     }
