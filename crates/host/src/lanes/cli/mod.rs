@@ -11,6 +11,7 @@ mod codex;
 mod codex_rollout;
 mod common;
 mod exec;
+mod gemini;
 mod qwen;
 mod stream_json;
 
@@ -112,6 +113,7 @@ pub fn connector(kind: CliKind) -> Option<&'static dyn CliConnector> {
         CliKind::Claude => Some(&claude::Claude),
         CliKind::Codex => Some(&codex::Codex),
         CliKind::Qwen => Some(&qwen::Qwen),
+        CliKind::Gemini => Some(&gemini::Gemini),
         _ => None,
     }
 }
