@@ -12,6 +12,7 @@ mod codex_rollout;
 mod common;
 mod exec;
 mod gemini;
+mod pi;
 mod qwen;
 mod stream_json;
 
@@ -114,6 +115,7 @@ pub fn connector(kind: CliKind) -> Option<&'static dyn CliConnector> {
         CliKind::Codex => Some(&codex::Codex),
         CliKind::Qwen => Some(&qwen::Qwen),
         CliKind::Gemini => Some(&gemini::Gemini),
+        CliKind::Pi => Some(&pi::Pi),
         _ => None,
     }
 }
