@@ -12,6 +12,7 @@ mod codex_rollout;
 mod common;
 mod exec;
 mod gemini;
+mod opencode;
 mod pi;
 mod qwen;
 mod stream_json;
@@ -116,6 +117,7 @@ pub fn connector(kind: CliKind) -> Option<&'static dyn CliConnector> {
         CliKind::Qwen => Some(&qwen::Qwen),
         CliKind::Gemini => Some(&gemini::Gemini),
         CliKind::Pi => Some(&pi::Pi),
+        CliKind::Opencode => Some(&opencode::Opencode),
         _ => None,
     }
 }
