@@ -12,6 +12,7 @@ mod codex_rollout;
 mod common;
 mod exec;
 mod gemini;
+mod grok;
 mod opencode;
 mod pi;
 mod qwen;
@@ -118,7 +119,7 @@ pub fn connector(kind: CliKind) -> Option<&'static dyn CliConnector> {
         CliKind::Gemini => Some(&gemini::Gemini),
         CliKind::Pi => Some(&pi::Pi),
         CliKind::Opencode => Some(&opencode::Opencode),
-        _ => None,
+        CliKind::Grok => Some(&grok::Grok),
     }
 }
 
