@@ -22,6 +22,15 @@ pub const TESTED_VERSIONS: &[(CliKind, &str, &str)] = &[
     (CliKind::Grok, "grok", "0.0.34"),
 ];
 
+/// What `--version` prints for the tested version: the package version,
+/// except for grok 0.0.34, which prints a hard-coded `1.0.1`.
+fn printed_version(cli: CliKind, tested: &str) -> &str {
+    match cli {
+        CliKind::Grok => "1.0.1",
+        _ => tested,
+    }
+}
+
 /// Finds a program on PATH (or takes a path as is).
 pub fn find_program(program: &str) -> Option<PathBuf> {
     if program.contains('/') {
@@ -81,7 +90,11 @@ async fn check(config: &HostConfig, cli: CliKind) -> CliCheck {
     } else {
         version_of(&path).await
     };
-    let supported = tested.map(|t| version.as_deref().is_some_and(|v| v.contains(t.2)));
+    let supported = tested.map(|t| {
+        version
+            .as_deref()
+            .is_some_and(|v| v.contains(printed_version(cli, t.2)))
+    });
     let ok = connector && supported.unwrap_or(true);
     CliCheck {
         cli,
@@ -113,5 +126,16 @@ pub async fn run(config: &HostConfig, only: Option<CliKind>) -> LaneDoctorReply 
     LaneDoctorReply {
         schema: "flotilla.lane-doctor.v1".into(),
         clis,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grok_prints_a_version_of_its_own() {
+        assert_eq!(printed_version(CliKind::Grok, "0.0.34"), "1.0.1");
+        assert_eq!(printed_version(CliKind::Codex, "0.171.0"), "0.171.0");
     }
 }

@@ -111,7 +111,7 @@ pub(super) async fn begin(
             cwd: spec.cwd.clone().into(),
             env: spec.env.clone(),
         },
-        parser: connector.parser(),
+        parser: connector.parser(&spec),
         lane: myself.clone(),
     };
     match Actor::spawn_linked(None, Connector, args, myself.get_cell()).await {
@@ -186,7 +186,7 @@ pub(super) async fn recover(state: &mut LaneState, myself: &LaneRef) {
                     pid,
                     offset: running.output_offset,
                 },
-                parser: connector.parser(),
+                parser: connector.parser(&state.record.spec),
                 lane: myself.clone(),
             };
             if let Ok((c, _)) = Actor::spawn_linked(None, Connector, args, myself.get_cell()).await

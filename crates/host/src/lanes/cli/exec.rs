@@ -2,8 +2,8 @@
 //! its stdout is a `message` event; the result is its stdout; exit 0 is
 //! completed, anything else failed (with the end of stderr as the error).
 
-use flotilla_actors::lane::CliKind;
 use flotilla_actors::lane::events::{EventKind, clip};
+use flotilla_actors::lane::{CliKind, LaneSpec};
 
 use super::{CliConnector, CommandPlan, Outcome, TurnContext, TurnParser, tail};
 
@@ -39,7 +39,7 @@ impl CliConnector for Exec {
         })
     }
 
-    fn parser(&self) -> Box<dyn TurnParser> {
+    fn parser(&self, _: &LaneSpec) -> Box<dyn TurnParser> {
         Box::new(ExecParser::default())
     }
 }

@@ -6,7 +6,17 @@
 //! and feeds output lines to a [`TurnParser`]. They never copy credentials
 //! or change the user's configuration files.
 
+mod claude;
+mod codex;
+mod codex_rollout;
+mod common;
 mod exec;
+mod gemini;
+mod grok;
+mod opencode;
+mod pi;
+mod qwen;
+mod stream_json;
 
 use std::path::Path;
 
@@ -94,15 +104,22 @@ pub trait CliConnector: Send + Sync + std::fmt::Debug {
     fn supports_resume(&self) -> bool;
     /// The command for one turn; an error says what is missing.
     fn command(&self, turn: &TurnContext<'_>) -> Result<CommandPlan, String>;
-    /// A parser for one turn's output.
-    fn parser(&self) -> Box<dyn TurnParser>;
+    /// A parser for one turn's output of lane `spec` (whose environment
+    /// may say where the CLI keeps its state).
+    fn parser(&self, spec: &LaneSpec) -> Box<dyn TurnParser>;
 }
 
 /// The connector of a CLI.
 pub fn connector(kind: CliKind) -> Option<&'static dyn CliConnector> {
     match kind {
         CliKind::Exec => Some(&exec::Exec),
-        _ => None,
+        CliKind::Claude => Some(&claude::Claude),
+        CliKind::Codex => Some(&codex::Codex),
+        CliKind::Qwen => Some(&qwen::Qwen),
+        CliKind::Gemini => Some(&gemini::Gemini),
+        CliKind::Pi => Some(&pi::Pi),
+        CliKind::Opencode => Some(&opencode::Opencode),
+        CliKind::Grok => Some(&grok::Grok),
     }
 }
 

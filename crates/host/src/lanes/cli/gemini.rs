@@ -1,0 +1,176 @@
+//! `--cli gemini`: Gemini CLI headless. Owns the command line and the
+//! parser of its `stream-json` events (`init`, `message` deltas,
+//! `tool_use`, `tool_result`, `error`, `result`).
+//!
+//! `gemini -o stream-json [-m M] [--approval-mode auto_edit|yolo]
+//! [--resume ID] ARGS`, the prompt on stdin (with no `-p`, a non-terminal
+//! stdin is the prompt). `GEMINI_CLI_NO_RELAUNCH=true` keeps the work in the
+//! process the shim started, so SIGINT reaches it. An API error ends with
+//! `result.status: "error"` and exit code HTTP status & 0xFF (144, 244).
+
+use flotilla_actors::lane::events::EventKind;
+use flotilla_actors::lane::{CliKind, LaneSpec, Permissions};
+use serde_json::Value;
+
+use super::common::{
+    Tally, at, message, parse, resume_id, stdin_plan, str_at, stray, tool_call, tool_result, u64_at,
+};
+use super::{CliConnector, CommandPlan, Outcome, TurnContext, TurnParser};
+
+/// Exit code of a headless run in a folder Gemini does not trust.
+const UNTRUSTED: i32 = 55;
+
+/// The Gemini CLI connector.
+#[derive(Debug)]
+pub(super) struct Gemini;
+
+impl CliConnector for Gemini {
+    fn kind(&self) -> CliKind {
+        CliKind::Gemini
+    }
+
+    fn program(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn supports_resume(&self) -> bool {
+        true
+    }
+
+    fn command(&self, turn: &TurnContext<'_>) -> Result<CommandPlan, String> {
+        let resume = resume_id(turn)?;
+        let spec = turn.spec;
+        let mut plan = stdin_plan(turn.program, &["-o", "stream-json"]);
+        plan.env("GEMINI_CLI_NO_RELAUNCH", "true");
+        match spec.model.as_deref() {
+            Some(m) => {
+                plan.args(["-m", m]);
+            }
+            None => {
+                plan.note(
+                    "gemini runs without -m: its automatic model choice asks a router model first",
+                );
+            }
+        }
+        match spec.permissions {
+            Permissions::Default => {}
+            Permissions::Workspace => {
+                plan.args(["--approval-mode", "auto_edit"]);
+            }
+            Permissions::Bypass => {
+                plan.args(["--approval-mode", "yolo"])
+                    .note("gemini runs with --approval-mode yolo: every tool is allowed");
+            }
+        }
+        plan.opt("--resume", resume.as_deref()).args(&spec.args);
+        Ok(plan)
+    }
+
+    fn parser(&self, _: &LaneSpec) -> Box<dyn TurnParser> {
+        Box::new(GeminiParser::default())
+    }
+}
+
+/// Parses one turn of Gemini's `stream-json`.
+#[derive(Debug, Default)]
+struct GeminiParser {
+    tally: Tally,
+    /// Assistant text streamed since the last other event.
+    pending: String,
+}
+
+impl GeminiParser {
+    /// Ends the assistant message being streamed: its event, and it is the
+    /// answer so far.
+    fn flush(&mut self) -> Option<EventKind> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        let text = std::mem::take(&mut self.pending);
+        let event = message(&text);
+        self.tally.result = Some(text);
+        event
+    }
+
+    fn event(&mut self, v: &Value) -> Vec<EventKind> {
+        match str_at(v, &["type"]) {
+            Some("init") => {
+                self.tally.session = str_at(v, &["session_id"]).map(str::to_owned);
+                Vec::new()
+            }
+            Some("tool_use") => vec![tool_call(
+                str_at(v, &["tool_name"]).unwrap_or("?"),
+                str_at(v, &["tool_id"]),
+                at(v, &["parameters"]),
+            )],
+            Some("tool_result") => {
+                let output = str_at(v, &["output"])
+                    .filter(|o| !o.is_empty())
+                    .or_else(|| str_at(v, &["error", "message"]))
+                    .unwrap_or("");
+                let is_error = str_at(v, &["status"]) == Some("error");
+                vec![tool_result(str_at(v, &["tool_id"]), is_error, output)]
+            }
+            Some("error") => {
+                let text = str_at(v, &["message"]).unwrap_or("error");
+                if str_at(v, &["severity"]) == Some("warning") {
+                    vec![EventKind::Note {
+                        text: format!("gemini: {text}"),
+                    }]
+                } else {
+                    self.tally.fail(text).into_iter().collect()
+                }
+            }
+            Some("result") => self.result(v),
+            _ => Vec::new(),
+        }
+    }
+
+    fn result(&mut self, v: &Value) -> Vec<EventKind> {
+        self.tally.ended = true;
+        let stats = at(v, &["stats"]).unwrap_or(&Value::Null);
+        self.tally.usage.input = u64_at(stats, &["input_tokens"]);
+        self.tally.usage.output = u64_at(stats, &["output_tokens"]);
+        self.tally.usage.cached = u64_at(stats, &["cached"]);
+        let mut events = vec![self.tally.usage_event()];
+        if str_at(v, &["status"]) != Some("success") {
+            let why = str_at(v, &["error", "message"]).unwrap_or("the turn failed");
+            events.extend(self.tally.fail(why));
+        }
+        events
+    }
+}
+
+impl TurnParser for GeminiParser {
+    fn line(&mut self, line: &str) -> Vec<EventKind> {
+        let Some(v) = parse(line) else {
+            return stray(line);
+        };
+        let kind = str_at(&v, &["type"]);
+        if kind == Some("message") {
+            if str_at(&v, &["role"]) == Some("assistant") {
+                self.pending
+                    .push_str(str_at(&v, &["content"]).unwrap_or(""));
+            }
+            return Vec::new();
+        }
+        let mut events: Vec<EventKind> = self.flush().into_iter().collect();
+        events.extend(self.event(&v));
+        events
+    }
+
+    fn finish(&mut self, exit: Option<i32>, stderr_tail: &str) -> Outcome {
+        self.flush();
+        let mut outcome = self.tally.outcome(exit, stderr_tail);
+        if exit == Some(UNTRUSTED) && self.tally.error.is_none() {
+            outcome.error = outcome.error.map(|e| {
+                format!("{e} (gemini does not trust the lane's directory: trust it in gemini, or start the lane with --env GEMINI_CLI_TRUST_WORKSPACE=true)")
+            });
+        }
+        outcome
+    }
+}
+
+#[cfg(test)]
+#[path = "gemini_tests.rs"]
+mod tests;

@@ -1,0 +1,227 @@
+//! Claude-style `stream-json` output, which Claude Code (`--output-format
+//! stream-json --verbose`) and Qwen Code (`-o stream-json`) both print: one
+//! parser for both, with each CLI's quirks as a [`Flavor`].
+//!
+//! Lines: `system` (`init` with the session id, `api_retry`), `assistant`
+//! (text and `tool_use` blocks), `user` (`tool_result` blocks), and one
+//! final `result` with the answer, usage, cost and whether it failed.
+
+use flotilla_actors::lane::events::EventKind;
+use serde_json::Value;
+
+use super::common::{
+    Tally, at, bool_at, message, parse, percent, str_at, stray, text_of, tool_call, tool_result,
+    u64_at,
+};
+use super::{Outcome, TurnParser};
+
+/// Which CLI prints the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Flavor {
+    /// Claude Code: an API error is a `<synthetic>` assistant message and
+    /// `result.is_error`; cost and the context window are in `result`.
+    Claude,
+    /// Qwen Code: an API error is a *successful* result whose text starts
+    /// with `[API Error:`; no cost, no context window.
+    Qwen,
+}
+
+/// Qwen's marker of an API error in a successful result.
+const QWEN_API_ERROR: &str = "[API Error:";
+
+/// Parses one turn of `stream-json`.
+#[derive(Debug)]
+pub(super) struct StreamJsonParser {
+    flavor: Flavor,
+    tally: Tally,
+    /// Text of the last assistant message (the answer if no result comes).
+    last_text: Option<String>,
+    /// Tokens in the context at the last model call, for the used share.
+    last_call_tokens: u64,
+    /// The result's error says nothing but its subtype: stderr tells more.
+    vague_error: bool,
+}
+
+impl StreamJsonParser {
+    /// A parser for `flavor`.
+    pub(super) fn new(flavor: Flavor) -> Self {
+        Self {
+            flavor,
+            tally: Tally::default(),
+            last_text: None,
+            last_call_tokens: 0,
+            vague_error: false,
+        }
+    }
+
+    fn system(&mut self, v: &Value) -> Vec<EventKind> {
+        if str_at(v, &["subtype"]) != Some("api_retry") {
+            return Vec::new();
+        }
+        let status = at(v, &["error_status"]).map_or("-".to_owned(), Value::to_string);
+        vec![EventKind::Note {
+            text: format!(
+                "API error {status} ({}); retry {} of {}",
+                str_at(v, &["error"]).unwrap_or("unknown"),
+                u64_at(v, &["attempt"]),
+                u64_at(v, &["max_retries"]),
+            ),
+        }]
+    }
+
+    fn assistant(&mut self, v: &Value) -> Vec<EventKind> {
+        let msg = at(v, &["message"]).unwrap_or(&Value::Null);
+        let synthetic = str_at(msg, &["model"]) == Some("<synthetic>");
+        if !synthetic && at(msg, &["usage"]).is_some() {
+            self.last_call_tokens = ["input_tokens", "cache_creation_input_tokens"]
+                .iter()
+                .chain(&["cache_read_input_tokens", "output_tokens"])
+                .map(|k| u64_at(msg, &["usage", k]))
+                .sum();
+        }
+        let api_error = synthetic && at(v, &["error"]).is_some();
+        let mut events = Vec::new();
+        for block in blocks(msg) {
+            match str_at(block, &["type"]) {
+                Some("text") => {
+                    let text = str_at(block, &["text"]).unwrap_or("");
+                    if api_error || self.is_qwen_error(text) {
+                        events.extend(self.tally.fail(text));
+                    } else {
+                        events.extend(message(text));
+                    }
+                    self.last_text = Some(text.to_owned());
+                }
+                Some("tool_use") => events.push(tool_call(
+                    str_at(block, &["name"]).unwrap_or("?"),
+                    str_at(block, &["id"]),
+                    at(block, &["input"]),
+                )),
+                _ => {}
+            }
+        }
+        events
+    }
+
+    fn user(&mut self, v: &Value) -> Vec<EventKind> {
+        let msg = at(v, &["message"]).unwrap_or(&Value::Null);
+        let mut events = Vec::new();
+        for block in blocks(msg) {
+            match str_at(block, &["type"]) {
+                Some("tool_result") => events.push(tool_result(
+                    str_at(block, &["tool_use_id"]),
+                    bool_at(block, &["is_error"]),
+                    &text_of(at(block, &["content"])),
+                )),
+                Some("text") => {
+                    let text = str_at(block, &["text"]).unwrap_or("");
+                    if text.starts_with("[Request interrupted") {
+                        events.push(EventKind::Note {
+                            text: text.to_owned(),
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        events
+    }
+
+    fn result(&mut self, v: &Value) -> Vec<EventKind> {
+        self.tally.ended = true;
+        let text = str_at(v, &["result"]);
+        if let Some(t) = text {
+            self.tally.result = Some(t.to_owned());
+        }
+        self.usage(v);
+        let mut events = vec![self.tally.usage_event()];
+        if let Some(denied) = denials(v) {
+            events.push(EventKind::Note {
+                text: format!("permission denied for: {denied}"),
+            });
+        }
+        let subtype = str_at(v, &["subtype"]).unwrap_or("success");
+        let qwen_error = text.is_some_and(|t| self.is_qwen_error(t));
+        if bool_at(v, &["is_error"]) || subtype != "success" || qwen_error {
+            let why = match text.filter(|t| !t.trim().is_empty()) {
+                Some(t) => t.to_owned(),
+                None => {
+                    self.vague_error = true;
+                    match str_at(v, &["terminal_reason"]) {
+                        Some(r) => format!("{subtype} ({r})"),
+                        None => subtype.to_owned(),
+                    }
+                }
+            };
+            events.extend(self.tally.fail(&why));
+        }
+        events
+    }
+
+    fn usage(&mut self, v: &Value) {
+        let read = u64_at(v, &["usage", "cache_read_input_tokens"]);
+        let created = u64_at(v, &["usage", "cache_creation_input_tokens"]);
+        self.tally.usage.input = u64_at(v, &["usage", "input_tokens"]) + created + read;
+        self.tally.usage.output = u64_at(v, &["usage", "output_tokens"]);
+        self.tally.usage.cached = read;
+        self.tally.cost_usd = at(v, &["total_cost_usd"]).and_then(Value::as_f64);
+        let window = at(v, &["modelUsage"])
+            .and_then(Value::as_object)
+            .and_then(|m| m.values().map(|u| u64_at(u, &["contextWindow"])).max())
+            .filter(|w| *w > 0);
+        self.tally.context_window = window;
+        self.tally.context_used_pct = percent(self.last_call_tokens, window);
+    }
+
+    fn is_qwen_error(&self, text: &str) -> bool {
+        self.flavor == Flavor::Qwen && text.trim_start().starts_with(QWEN_API_ERROR)
+    }
+}
+
+/// The content blocks of a message.
+fn blocks(msg: &Value) -> impl Iterator<Item = &Value> {
+    at(msg, &["content"])
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
+/// The tools whose use was refused, if any.
+fn denials(v: &Value) -> Option<String> {
+    let names: Vec<&str> = at(v, &["permission_denials"])?
+        .as_array()?
+        .iter()
+        .filter_map(|d| str_at(d, &["tool_name"]))
+        .collect();
+    (!names.is_empty()).then(|| names.join(", "))
+}
+
+impl TurnParser for StreamJsonParser {
+    fn line(&mut self, line: &str) -> Vec<EventKind> {
+        let Some(v) = parse(line) else {
+            return stray(line);
+        };
+        if let Some(id) = str_at(&v, &["session_id"]) {
+            self.tally.session = Some(id.to_owned());
+        }
+        match str_at(&v, &["type"]) {
+            Some("system") => self.system(&v),
+            Some("assistant") => self.assistant(&v),
+            Some("user") => self.user(&v),
+            Some("result") => self.result(&v),
+            _ => Vec::new(),
+        }
+    }
+
+    fn finish(&mut self, exit: Option<i32>, stderr_tail: &str) -> Outcome {
+        if self.tally.result.is_none() {
+            self.tally.result = self.last_text.clone();
+        }
+        let mut outcome = self.tally.outcome(exit, stderr_tail);
+        let last = super::tail(stderr_tail, 512);
+        if self.vague_error && !last.is_empty() {
+            outcome.error = outcome.error.map(|e| format!("{e}: {last}"));
+        }
+        outcome
+    }
+}
