@@ -5,6 +5,7 @@
 
 pub mod model_server;
 pub mod raw;
+pub mod vendor;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
