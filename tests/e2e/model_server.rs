@@ -9,15 +9,27 @@
 use std::time::Duration;
 
 use flotilla_tests::model_server::{ModelServer, Reply, Script};
-use flotilla_tests::vendor::{CliKind, RunOutput, VendorEnv, run_bounded};
+use flotilla_tests::vendor::{CliKind, Permissions, RunOutput, VendorEnv, run_bounded};
 
 /// Upper bound on one headless turn (the slowest CLI takes ~15 s here).
 const TURN: Duration = Duration::from_secs(150);
 
-/// Runs `cli` on `prompt` in a fresh environment; `None` if not installed.
+/// Runs `cli` on `prompt` with workspace permissions; `None` if not
+/// installed.
 fn run(server: &ModelServer, env: &VendorEnv, cli: CliKind, prompt: &str) -> Option<RunOutput> {
+    run_with(server, env, cli, prompt, Permissions::Workspace)
+}
+
+fn run_with(
+    server: &ModelServer,
+    env: &VendorEnv,
+    cli: CliKind,
+    prompt: &str,
+    permissions: Permissions,
+) -> Option<RunOutput> {
     env.bin(cli)?;
-    let out = run_bounded(env.direct_command(cli, prompt, None), TURN);
+    let cmd = env.direct_command_with(cli, prompt, None, permissions);
+    let out = run_bounded(cmd, TURN);
     let paths: Vec<String> = server
         .requests()
         .iter()
@@ -74,6 +86,62 @@ fn writes_a_file(cli: CliKind) {
     );
 }
 
+fn runs_a_shell_command(cli: CliKind) {
+    let server = ModelServer::start(Script::default());
+    let env = VendorEnv::new(&server);
+    let target = env.workdir().join("sh.txt");
+    server.push(Reply::Shell {
+        command: format!("echo shell-ran > {}", target.display()),
+    });
+    server.push(Reply::text("done running"));
+    let Some(out) = run_with(&server, &env, cli, "run it", Permissions::Bypass) else {
+        return;
+    };
+    assert!(out.success(), "{cli}: {}", out.describe());
+    let written = std::fs::read_to_string(&target)
+        .unwrap_or_else(|e| panic!("{cli} ran no command: {e}\n{}", out.describe()));
+    assert_eq!(written.trim_end(), "shell-ran");
+    assert!(
+        out.stdout.contains("done running"),
+        "{cli}: {}",
+        out.describe()
+    );
+}
+
+/// What each CLI does with an HTTP 400 (never retried): its exit code, and
+/// the server's message somewhere in its output.
+fn reports_an_http_error(cli: CliKind) {
+    let message = format!("model-server refuses {cli}");
+    let server = ModelServer::start(Script::new([Reply::HttpError {
+        status: 400,
+        message: message.clone(),
+    }]));
+    let env = VendorEnv::new(&server);
+    let Some(out) = run(&server, &env, cli, "fail please") else {
+        return;
+    };
+    let expected = match cli {
+        // These report the error in their output and still exit 0.
+        CliKind::Qwen | CliKind::Pi | CliKind::Grok => 0,
+        // Gemini exits with the HTTP status & 0xFF.
+        CliKind::Gemini => 400 & 0xFF,
+        _ => 1,
+    };
+    assert_eq!(
+        out.status.and_then(|s| s.code()),
+        Some(expected),
+        "{cli}: {}",
+        out.describe()
+    );
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(all.contains(&message), "{cli}: {}", out.describe());
+    assert_eq!(
+        server.model_requests().len(),
+        1,
+        "{cli} did not retry a 400"
+    );
+}
+
 /// One module per CLI, so `model_server::claude` selects one CLI's tests.
 macro_rules! direct_tests {
     ($($module:ident: $cli:expr;)*) => {$(
@@ -86,6 +154,16 @@ macro_rules! direct_tests {
             #[test]
             fn writes_a_file() {
                 super::writes_a_file($cli);
+            }
+
+            #[test]
+            fn runs_a_shell_command() {
+                super::runs_a_shell_command($cli);
+            }
+
+            #[test]
+            fn reports_an_http_error() {
+                super::reports_an_http_error($cli);
             }
         }
     )*};
