@@ -142,6 +142,33 @@ fn reports_an_http_error(cli: CliKind) {
     );
 }
 
+/// A slow answer arrives word by word and whole, and takes its time.
+fn streams_slow_text(cli: CliKind) {
+    let words = ["slowly", "streamed", "words", "from", "the", "server"];
+    let chunk_delay = Duration::from_millis(100);
+    let server = ModelServer::start(Script::new([Reply::Slow {
+        text: words.join(" "),
+        chunk_delay,
+    }]));
+    let env = VendorEnv::new(&server);
+    let Some(out) = run(&server, &env, cli, "take your time") else {
+        return;
+    };
+    assert!(out.success(), "{cli}: {}", out.describe());
+    for word in words {
+        assert!(
+            out.stdout.contains(word),
+            "{cli} lost {word:?}: {}",
+            out.describe()
+        );
+    }
+    assert!(
+        out.elapsed >= chunk_delay * 6,
+        "{cli} took {:?}",
+        out.elapsed
+    );
+}
+
 /// One module per CLI, so `model_server::claude` selects one CLI's tests.
 macro_rules! direct_tests {
     ($($module:ident: $cli:expr;)*) => {$(
@@ -159,6 +186,11 @@ macro_rules! direct_tests {
             #[test]
             fn runs_a_shell_command() {
                 super::runs_a_shell_command($cli);
+            }
+
+            #[test]
+            fn streams_slow_text() {
+                super::streams_slow_text($cli);
             }
 
             #[test]
