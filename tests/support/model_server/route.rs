@@ -68,7 +68,7 @@ pub(super) fn handle(shared: &Shared, request: RawRequest) -> Response {
         None => (request.target.clone(), None),
     };
     let body = parse_body(&request.body);
-    let kind = classify(&request.method, &path, query.as_deref(), &body);
+    let kind = classify(&request.method, &path, &body);
     let (api, reply, response) = match kind {
         Kind::Side(response) => (None, None, response),
         Kind::Model { api, stream, model } => {
@@ -106,7 +106,7 @@ fn parse_body(raw: &[u8]) -> Value {
 
 /// Classifies a request by method and path (any prefix before the API's own
 /// path is accepted).
-pub(super) fn classify(method: &str, path: &str, query: Option<&str>, body: &Value) -> Kind {
+pub(super) fn classify(method: &str, path: &str, body: &Value) -> Kind {
     let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
     let model = || {
         body.get("model")
@@ -144,12 +144,12 @@ pub(super) fn classify(method: &str, path: &str, query: Option<&str>, body: &Val
         return Kind::Model { api, stream, model };
     }
     if let Some((model, verb)) = gemini_target(path) {
-        let sse = query.is_some_and(|q| q.split('&').any(|kv| kv == "alt=sse"));
+        // The SDKs always ask `streamGenerateContent?alt=sse`: it gets SSE.
         return match verb {
             "countTokens" => Kind::Side(Response::json(200, json!({ "totalTokens": 11 }))),
             "streamGenerateContent" | "generateContent" => Kind::Model {
                 api: Api::Gemini,
-                stream: verb == "streamGenerateContent" && sse,
+                stream: verb == "streamGenerateContent",
                 model: model.to_owned(),
             },
             _ => Kind::Side(not_found(method, path)),
