@@ -6,5 +6,6 @@ mod crash;
 mod daemon;
 mod lanes;
 mod messaging;
+mod model_server;
 mod protocol;
 mod service;

@@ -1,8 +1,11 @@
 //! Test support shared by every end-to-end test: the real `flotilla` binary,
 //! throwaway homes with their daemons, a raw JSON-lines client for the
-//! control socket, and bounded waiting on conditions (never fixed sleeps).
+//! control socket, bounded waiting on conditions (never fixed sleeps), a
+//! scripted model server and throwaway environments for the vendor CLIs.
 
+pub mod model_server;
 pub mod raw;
+pub mod vendor;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
