@@ -412,3 +412,60 @@ fn down_leaves_no_lane_process_running() {
     let (_, v) = code(&home, &["lane", "wait", "bg"]);
     assert_eq!(v["status"], "interrupted");
 }
+
+fn stalling_daemon(restarts: u32) -> TestHome {
+    let mut home = TestHome::new();
+    let config = format!(
+        "watchdog_interval_ms = 100\nlane_stall_secs = 1.0\nlane_stall_restarts = {restarts}\n"
+    );
+    std::fs::write(home.path().join("config.toml"), config).expect("config");
+    home.spawn_daemon("h");
+    home
+}
+
+#[test]
+fn the_watchdog_restarts_a_stalled_turn_in_place() {
+    let home = stalling_daemon(2);
+    let marker = home.path().join("stalled-once");
+    let script = format!(
+        "if [ -e {m} ]; then echo recovered; else touch {m}; kill -STOP $$; fi",
+        m = marker.display()
+    );
+    let (c, v) = code(
+        &home,
+        &[
+            "lane", "run", "--cli", "exec", "-n", "stuck", "--", "sh", "-c", &script,
+        ],
+    );
+    assert_eq!((c, v["status"].as_str()), (0, Some("completed")), "{v}");
+    assert_eq!(v["result"], "recovered");
+    let events =
+        String::from_utf8_lossy(&home.run(&["lane", "events", "stuck"]).stdout).into_owned();
+    assert!(
+        events.contains("watchdog: no output and no CPU time"),
+        "{events}"
+    );
+    assert!(events.contains("restarted the turn"), "{events}");
+}
+
+#[test]
+fn the_watchdog_gives_up_after_its_restarts() {
+    let home = stalling_daemon(1);
+    let (c, v) = code(
+        &home,
+        &[
+            "lane",
+            "run",
+            "--cli",
+            "exec",
+            "-n",
+            "dead",
+            "--",
+            "sh",
+            "-c",
+            "kill -STOP $$",
+        ],
+    );
+    assert_eq!((c, v["status"].as_str()), (1, Some("failed")), "{v}");
+    assert!(v["error"].as_str().unwrap_or("").contains("gave up"), "{v}");
+}

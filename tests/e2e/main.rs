@@ -9,3 +9,4 @@ mod messaging;
 mod model_server;
 mod protocol;
 mod service;
+mod vendor_lanes;

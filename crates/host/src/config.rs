@@ -47,6 +47,10 @@ pub struct HostConfig {
     pub watchdog_interval_ms: u64,
     /// How long an actor may take to answer the watchdog, in milliseconds.
     pub watchdog_timeout_ms: u64,
+    /// A lane turn with no output and no CPU time for this long is restarted.
+    pub lane_stall_secs: f64,
+    /// Restarts of a stalled turn before it fails.
+    pub lane_stall_restarts: u32,
     /// Where each CLI is, when not on the daemon's PATH (`[clis] claude = "/opt/bin/claude"`).
     pub clis: std::collections::BTreeMap<String, String>,
 }
@@ -58,6 +62,8 @@ impl Default for HostConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             watchdog_interval_ms: 2_000,
             watchdog_timeout_ms: 5_000,
+            lane_stall_secs: 600.0,
+            lane_stall_restarts: 2,
             clis: Default::default(),
         }
     }
@@ -103,6 +109,11 @@ impl HostConfig {
             .get(cli.as_str())
             .cloned()
             .unwrap_or_else(|| default.to_owned())
+    }
+
+    /// How long a lane turn may make no progress before the watchdog acts.
+    pub fn lane_stall(&self) -> Duration {
+        Duration::from_secs_f64(self.lane_stall_secs.clamp(0.1, 7.0 * 86_400.0))
     }
 
     /// How long an actor may take to answer a watchdog ping.

@@ -2,8 +2,8 @@
 //!
 //! Every interval it pings the registry and the router; one that does not
 //! answer within the timeout is killed, so the supervisor restarts it from
-//! the store. It also asks the registry to flush last-seen times. Later it
-//! watches lanes the same way. It must not restart anything itself (the
+//! the store. It also asks the registry to flush last-seen times, and every
+//! lane to check its turn for a stall (see `lanes::stall`). It must not restart anything itself (the
 //! supervisor's job).
 
 use std::sync::Arc;
@@ -103,6 +103,9 @@ impl WatchdogState {
             } else if self.ticks.is_multiple_of(FLUSH_EVERY) {
                 let _ = registry.cast(RegistryMsg::Flush);
             }
+        }
+        if let Some(lanes) = self.ctx.children.lanes() {
+            let _ = lanes.cast(crate::lanes::LaneSupervisorMsg::Watchdog);
         }
         if let Some(router) = self.ctx.children.router()
             && !answers(&router, RouterMsg::Ping, timeout).await

@@ -19,11 +19,13 @@ use rustix::process::Signal;
 use super::cli::{CommandPlan, Outcome, TurnParser};
 use super::lane::LaneMsg;
 use super::process::{
-    TurnFiles, cpu_ticks, group_alive, is_same_process, signal_group, start_time,
+    TurnFiles, group_alive, group_cpu_ticks, is_same_process, signal_group, start_time,
 };
 
 /// How often output and exit are checked.
 const POLL: Duration = Duration::from_millis(40);
+/// The process group's CPU time is read every this many polls (~1 s).
+const CPU_EVERY: u64 = 25;
 
 /// Messages of a connector.
 #[derive(Debug)]
@@ -93,6 +95,7 @@ pub struct ConnectorState {
     partial: Vec<u8>,
     ticker: JoinHandle<()>,
     cpu: Option<u64>,
+    polls: u64,
     done: bool,
 }
 
@@ -130,6 +133,7 @@ impl Actor for Connector {
             partial: Vec::new(),
             ticker,
             cpu: None,
+            polls: 0,
             done: false,
         })
     }
@@ -228,10 +232,13 @@ impl ConnectorState {
                 offset: consumed,
             });
         }
-        let cpu = cpu_ticks(self.pid);
-        if cpu != self.cpu {
-            self.cpu = cpu;
-            let _ = self.lane.cast(LaneMsg::Progress);
+        self.polls += 1;
+        if self.polls.is_multiple_of(CPU_EVERY) {
+            let cpu = group_cpu_ticks(self.pid);
+            if cpu != self.cpu {
+                self.cpu = cpu;
+                let _ = self.lane.cast(LaneMsg::Progress);
+            }
         }
         if exited {
             self.done = true;

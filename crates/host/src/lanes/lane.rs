@@ -59,8 +59,10 @@ pub enum LaneMsg {
     OwnerLeft,
     /// A message for a persistent lane: the prompt of a turn.
     Deliver(String),
-    /// Periodic check: deadline, auto-archive, stalls.
+    /// Periodic check: deadline, auto-archive.
     Tick,
+    /// From the watchdog: is the turn stalled?
+    StallCheck,
     /// From the connector: the shim started.
     ProcessStarted {
         /// Its pid.
@@ -105,6 +107,8 @@ pub struct LaneState {
     pub(super) last_progress: Instant,
     /// The running turn was adopted after a daemon restart.
     pub(super) adopted: bool,
+    /// The watchdog killed the turn's process to start it again.
+    pub(super) restarting: bool,
 }
 
 impl Actor for Lane {
@@ -125,6 +129,7 @@ impl Actor for Lane {
             archive_after_turn: false,
             last_progress: Instant::now(),
             adopted: false,
+            restarting: false,
         };
         turn::recover(&mut state, &myself).await;
         Ok(state)
@@ -167,9 +172,14 @@ impl Actor for Lane {
             LaneMsg::OwnerLeft => state.owner_left().await,
             LaneMsg::Deliver(prompt) => turn::deliver(state, &myself, prompt).await,
             LaneMsg::Tick => state.tick().await,
+            LaneMsg::StallCheck => super::stall::check(state).await,
             LaneMsg::ProcessStarted { pid, start } => state.process_started(pid, start).await,
             LaneMsg::Events { kinds, offset } => state.events(kinds, offset).await,
             LaneMsg::Progress => state.last_progress = Instant::now(),
+            LaneMsg::Exited { outcome, exit } if state.restarting => {
+                let _ = exit;
+                super::stall::relaunch(state, &myself, outcome).await;
+            }
             LaneMsg::Exited { outcome, exit } => turn::finish(state, outcome, exit).await,
         }
         Ok(())

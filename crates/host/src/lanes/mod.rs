@@ -19,6 +19,7 @@ pub mod doctor;
 pub mod lane;
 mod notify;
 pub mod process;
+mod stall;
 mod turn;
 
 use std::collections::BTreeMap;
@@ -62,6 +63,8 @@ pub enum LaneSupervisorMsg {
     OwnerLeft(PeerId),
     /// Time to tick the lanes and deliver messages to persistent ones.
     Tick,
+    /// From the watchdog: look for stalled turns.
+    Watchdog,
 }
 
 /// A handle on the lane supervisor.
@@ -136,6 +139,11 @@ impl Actor for LaneSupervisor {
             }
             LaneSupervisorMsg::OwnerLeft(owner) => state.owner_left(&owner).await,
             LaneSupervisorMsg::Tick => state.tick(),
+            LaneSupervisorMsg::Watchdog => {
+                for (lane, _) in state.lanes.values() {
+                    let _ = lane.cast(LaneMsg::StallCheck);
+                }
+            }
         }
         Ok(())
     }

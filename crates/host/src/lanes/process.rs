@@ -21,11 +21,18 @@ pub struct TurnFiles {
 impl TurnFiles {
     /// The files of turn `turn` of lane `lane` under the state directory.
     pub fn new(state_dir: &Path, lane: &str, turn: u32) -> Self {
+        Self::attempt(state_dir, lane, turn, 0)
+    }
+
+    /// The files of a watchdog restart of a turn (`attempt` 0 is the first
+    /// run), each in its own directory so output is never read twice.
+    pub fn attempt(state_dir: &Path, lane: &str, turn: u32, attempt: u32) -> Self {
+        let leaf = match attempt {
+            0 => format!("turn-{turn}"),
+            n => format!("turn-{turn}.restart-{n}"),
+        };
         Self {
-            dir: state_dir
-                .join("lanes")
-                .join(lane)
-                .join(format!("turn-{turn}")),
+            dir: state_dir.join("lanes").join(lane).join(leaf),
         }
     }
 
@@ -91,6 +98,40 @@ fn is_zombie(pid: u32) -> bool {
                 .map(|i| stat[i + 1..].trim_start().starts_with('Z'))
         })
         .unwrap_or(false)
+}
+
+/// CPU time (user + system, in clock ticks) used so far by every process
+/// of the group led by `pgid` (Linux; `None` where /proc is missing).
+pub fn group_cpu_ticks(pgid: u32) -> Option<u64> {
+    let entries = std::fs::read_dir("/proc").ok()?;
+    let mut total = 0;
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(close) = stat.rfind(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = stat[close + 2..].split_whitespace().collect();
+        // Fields after the name: state(0) ppid(1) pgrp(2) ... utime(11) stime(12).
+        if fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid) {
+            let cpu = |i: usize| {
+                fields
+                    .get(i)
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            total += cpu(11) + cpu(12);
+        }
+    }
+    Some(total)
 }
 
 /// CPU time (user + system, in clock ticks) used so far by `pid`.

@@ -18,7 +18,7 @@ use super::lane::{INTERRUPT_GRACE, LaneRef, LaneState};
 use super::process::{TurnFiles, group_alive, is_same_process, signal_group};
 use crate::home::create_private;
 
-fn write_prompt(files: &TurnFiles, prompt: &str) -> std::io::Result<()> {
+pub(super) fn write_prompt(files: &TurnFiles, prompt: &str) -> std::io::Result<()> {
     create_private(&files.dir).map_err(std::io::Error::other)?;
     let mut f = std::fs::OpenOptions::new()
         .create(true)
@@ -104,6 +104,19 @@ pub(super) async fn begin(
         pid: None,
     });
     state.log(turn.turn, kinds).await;
+    launch(state, myself, files, plan, connector).await;
+    Ok(turn.turn)
+}
+
+/// Starts the connector that runs `plan`; a failure to start ends the turn.
+pub(super) async fn launch(
+    state: &mut LaneState,
+    myself: &LaneRef,
+    files: TurnFiles,
+    plan: cli::CommandPlan,
+    connector: &'static dyn cli::CliConnector,
+) {
+    let spec = &state.record.spec;
     let args = ConnectorArgs {
         files,
         launch: Launch::Spawn {
@@ -111,7 +124,7 @@ pub(super) async fn begin(
             cwd: spec.cwd.clone().into(),
             env: spec.env.clone(),
         },
-        parser: connector.parser(&spec),
+        parser: connector.parser(spec),
         lane: myself.clone(),
     };
     match Actor::spawn_linked(None, Connector, args, myself.get_cell()).await {
@@ -125,7 +138,6 @@ pub(super) async fn begin(
             finish(state, outcome, None).await;
         }
     }
-    Ok(turn.turn)
 }
 
 /// A message to a persistent lane: the prompt of its next turn.
@@ -137,7 +149,8 @@ pub(super) async fn deliver(state: &mut LaneState, myself: &LaneRef, prompt: Str
     }
     // The owner already has the last result in its inbox.
     state.record.collect();
-    if let Err(e) = begin(state, myself, prompt, true).await {
+    let resume = cli::connector(state.record.spec.cli).is_some_and(|c| c.supports_resume());
+    if let Err(e) = begin(state, myself, prompt, resume).await {
         tracing::warn!(lane = %state.record.spec.name, error = %e, "a message could not start a turn");
     }
 }
@@ -168,10 +181,11 @@ pub(super) async fn recover(state: &mut LaneState, myself: &LaneRef) {
     let Some(running) = state.record.running.clone() else {
         return;
     };
-    let files = TurnFiles::new(
+    let files = TurnFiles::attempt(
         &state.ctx.home.state_dir,
         state.record.spec.name.as_str(),
         running.turn,
+        running.restarts,
     );
     let exit_code = files.read_exit();
     let alive = running

@@ -1,0 +1,140 @@
+//! Stalled turns. The watchdog asks each lane to check its turn: one that
+//! made no progress (no output and no CPU time) for `lane_stall_secs` (a
+//! process that was stopped, a CLI stuck on a dead connection) is killed and
+//! started again in place, through the CLI's native resume when it has a
+//! session (else with the turn's prompt again), in a fresh directory, and
+//! the lane's events say so. After `lane_stall_restarts` restarts the turn
+//! fails with the reason.
+
+use flotilla_actors::lane::TurnStatus;
+use flotilla_actors::lane::events::EventKind;
+use flotilla_actors::protocol::ControlError;
+use rustix::process::Signal;
+
+use super::cli::{self, Outcome, TurnContext};
+use super::connector::ConnectorMsg;
+use super::lane::{LaneRef, LaneState};
+use super::process::TurnFiles;
+use super::turn::{finish, launch, write_prompt};
+
+/// The prompt of a turn restarted through the CLI's resume.
+const CONTINUE: &str = "Continue the task you were working on from where you stopped.";
+
+/// Checks the running turn for a stall; kills it for a restart, or gives up.
+pub(super) async fn check(state: &mut LaneState) {
+    let Some(running) = state.record.running.clone() else {
+        return;
+    };
+    let limit = state.ctx.config.lane_stall();
+    if state.stopping.is_some() || state.restarting || state.last_progress.elapsed() < limit {
+        return;
+    }
+    let max = state.ctx.config.lane_stall_restarts;
+    let secs = limit.as_secs_f64();
+    let text = if running.restarts >= max {
+        let why = format!(
+            "no output and no CPU time for {secs:.0}s; {max} restart(s) did not help, gave up"
+        );
+        state.stopping = Some((TurnStatus::Failed, format!("watchdog: {why}")));
+        let _ = state.record.mark_interrupted();
+        format!("watchdog: {why}")
+    } else {
+        state.restarting = true;
+        format!(
+            "watchdog: no output and no CPU time for {secs:.0}s; restarting the turn in place ({} of {max})",
+            running.restarts + 1
+        )
+    };
+    state
+        .log(running.turn, vec![EventKind::Note { text }])
+        .await;
+    state.save().await;
+    if let Some(c) = &state.connector {
+        let _ = c.cast(ConnectorMsg::Escalate(
+            Signal::KILL,
+            super::lane::INTERRUPT_GRACE,
+        ));
+    }
+}
+
+/// The killed turn's process ended: start it again in place.
+pub(super) async fn relaunch(state: &mut LaneState, myself: &LaneRef, outcome: Outcome) {
+    state.restarting = false;
+    state.connector = None;
+    let Some(connector) = cli::connector(state.record.spec.cli) else {
+        return;
+    };
+    let session = outcome
+        .native_session_id
+        .or_else(|| state.record.native_session.clone());
+    let Some(running) = state.record.running.as_mut() else {
+        return;
+    };
+    let first = TurnFiles::attempt(
+        &state.ctx.home.state_dir,
+        state.record.spec.name.as_str(),
+        running.turn,
+        0,
+    );
+    running.restarts += 1;
+    running.pid = None;
+    running.pid_start = None;
+    running.output_offset = 0;
+    let (turn, attempt) = (running.turn, running.restarts);
+    let resume = connector.supports_resume() && session.is_some();
+    let prompt = if resume {
+        CONTINUE.to_owned()
+    } else {
+        std::fs::read_to_string(first.prompt()).unwrap_or_default()
+    };
+    let files = TurnFiles::attempt(
+        &state.ctx.home.state_dir,
+        state.record.spec.name.as_str(),
+        turn,
+        attempt,
+    );
+    let planned = write_prompt(&files, &prompt)
+        .map_err(|e| format!("cannot write the prompt: {e}"))
+        .and_then(|()| {
+            let program = state
+                .ctx
+                .config
+                .cli_program(state.record.spec.cli, connector.program());
+            connector.command(&TurnContext {
+                spec: &state.record.spec,
+                program: &program,
+                resume,
+                native_session: session.as_deref(),
+                prompt: &prompt,
+                prompt_file: &files.prompt(),
+            })
+        });
+    match planned {
+        Ok(plan) => {
+            state.last_progress = std::time::Instant::now();
+            state.save().await;
+            let how = if resume {
+                "through the CLI's resume"
+            } else {
+                "with the turn's prompt again"
+            };
+            state
+                .log(
+                    turn,
+                    vec![EventKind::Note {
+                        text: format!("restarted the turn {how}"),
+                    }],
+                )
+                .await;
+            launch(state, myself, files, plan, connector).await;
+        }
+        Err(e) => {
+            let failed = Outcome {
+                failed: true,
+                error: Some(ControlError::internal(e).message),
+                ..Outcome::default()
+            };
+            finish(state, failed, None).await;
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! Lanes of the seven real vendor CLIs, through the real daemon, against the
+//! scripted model server: a text answer, the CLI's own write tool, resume of
+//! the same native session, interrupt mid-turn, a model error, and a
+//! deadline. A CLI that is not installed is skipped with a notice, except in
+//! CI, where it fails (`tests/clis/install.sh` installs them).
+
+use std::path::Path;
+use std::time::Duration;
+
+use flotilla_tests::model_server::{ModelServer, Reply, Script};
+use flotilla_tests::vendor::{CliKind, VendorEnv, default_model};
+use flotilla_tests::{TestHome, wait_until};
+use serde_json::Value;
+
+/// A daemon whose lanes run the CLI against `server`; `None` if the CLI is
+/// not installed (outside CI).
+struct Rig {
+    server: ModelServer,
+    env: VendorEnv,
+    home: TestHome,
+    cli: CliKind,
+}
+
+impl Rig {
+    fn new(cli: CliKind, script: Script) -> Option<Self> {
+        let server = ModelServer::start(script);
+        let env = VendorEnv::new(&server);
+        env.bin(cli)?;
+        let mut home = TestHome::new();
+        home.env.extend(env.env());
+        home.spawn_daemon("h");
+        Some(Self {
+            server,
+            env,
+            home,
+            cli,
+        })
+    }
+
+    fn model(&self) -> String {
+        match self.cli {
+            CliKind::Pi | CliKind::Opencode => "fake/fake-model".into(),
+            other => default_model(other).into(),
+        }
+    }
+
+    fn permissions(&self) -> &'static str {
+        // grok cannot restrict its tools; it runs with bypass.
+        if self.cli == CliKind::Grok {
+            "bypass"
+        } else {
+            "workspace"
+        }
+    }
+
+    /// `lane ARGS` with the CLI's options; returns (exit code, JSON, stderr).
+    fn lane(&self, verb: &str, name: &str, extra: &[&str]) -> (i32, Value, String) {
+        let cli = self.cli.to_string();
+        let model = self.model();
+        let workdir = self.env.workdir().display().to_string();
+        let mut args = vec![
+            "--json", "lane", verb, "--cli", &cli, "-n", name, "-m", &model, "-C", &workdir,
+        ];
+        args.extend(["--permissions", self.permissions()]);
+        args.extend_from_slice(extra);
+        self.run(&args)
+    }
+
+    fn run(&self, args: &[&str]) -> (i32, Value, String) {
+        let out = self.home.run(args);
+        let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (
+            out.status.code().unwrap_or(-1),
+            v,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+fn running_under(dir: &Path) -> bool {
+    let needle = dir.display().to_string();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(&needle))
+                .unwrap_or(false)
+        })
+}
+
+fn answers_text(cli: CliKind) {
+    let text = format!("LANE-ANSWER from the model to {cli}");
+    let Some(rig) = Rig::new(cli, Script::new([Reply::text(&text)])) else {
+        return;
+    };
+    let (code, v, err) = rig.lane("run", "a", &["--prompt", "say hello"]);
+    assert_eq!(code, 0, "{cli}: {v} {err}");
+    assert_eq!(v["status"], "completed");
+    assert!(
+        v["result"].as_str().unwrap_or("").contains(&text),
+        "{cli}: {v}"
+    );
+    if cli != CliKind::Grok {
+        assert!(
+            v["native_session_id"].is_string(),
+            "{cli} reports its session: {v}"
+        );
+    }
+}
+
+fn writes_with_its_own_tool(cli: CliKind) {
+    let Some(rig) = Rig::new(cli, Script::default()) else {
+        return;
+    };
+    let target = rig.env.workdir().join("lane-out.txt");
+    rig.server.push(Reply::WriteFile {
+        path: target.clone(),
+        content: "written by a lane\n".into(),
+    });
+    rig.server.push(Reply::text("done"));
+    let (code, v, err) = rig.lane("run", "w", &["--prompt", "write the file"]);
+    assert_eq!(code, 0, "{cli}: {v} {err}");
+    let written = std::fs::read_to_string(&target).unwrap_or_default();
+    assert_eq!(written.trim_end(), "written by a lane", "{cli}: {v}");
+}
+
+fn resumes_the_native_session(cli: CliKind) {
+    let script = Script::new([Reply::text("first answer"), Reply::text("second answer")]);
+    let Some(rig) = Rig::new(cli, script) else {
+        return;
+    };
+    let (code, v, err) = rig.lane(
+        "run",
+        "r",
+        &["--prompt", "FIRST-PROMPT-MARK", "--no-auto-archive"],
+    );
+    assert_eq!(code, 0, "{cli}: {v} {err}");
+    let (code, v, err) = rig.run(&[
+        "--json",
+        "lane",
+        "resume",
+        "r",
+        "--prompt",
+        "and now the second",
+        "--wait",
+    ]);
+    if cli == CliKind::Grok {
+        assert_eq!(code, 2, "{v} {err}");
+        assert!(err.contains("not supported by this CLI"), "{err}");
+        return;
+    }
+    assert_eq!(code, 0, "{cli}: {v} {err}");
+    assert!(
+        v["result"].as_str().unwrap_or("").contains("second answer"),
+        "{cli}: {v}"
+    );
+    let last = rig.server.model_requests().pop().expect("a model request");
+    assert!(
+        last.body.to_string().contains("FIRST-PROMPT-MARK"),
+        "{cli}: the second turn carries the first"
+    );
+}
+
+fn slow() -> Reply {
+    let text = (0..400)
+        .map(|i| format!("word{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Reply::Slow {
+        text,
+        chunk_delay: Duration::from_millis(150),
+    }
+}
+
+fn interrupts_mid_turn(cli: CliKind) {
+    let Some(rig) = Rig::new(cli, Script::new([slow()])) else {
+        return;
+    };
+    let (code, v, err) = rig.lane("start", "i", &["--prompt", "talk slowly"]);
+    assert_eq!(code, 0, "{cli}: {v} {err}");
+    rig.server
+        .wait_for_model_requests(1, Duration::from_secs(120));
+    let (code, v, err) = rig.run(&["--json", "lane", "interrupt", "i"]);
+    assert_eq!(code, 0, "{cli}: {v} {err}");
+    let (code, v, _) = rig.run(&["--json", "lane", "wait", "i"]);
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (130, Some("interrupted")),
+        "{cli}: {v}"
+    );
+    let lane_dir = rig.home.path().join("state/lanes/i");
+    wait_until("no leftover process", Duration::from_secs(20), || {
+        !running_under(&lane_dir)
+    });
+}
+
+fn reports_a_model_error(cli: CliKind) {
+    let error = Reply::HttpError {
+        status: 400,
+        message: "MODEL-ERROR-MARK: bad request".into(),
+    };
+    let Some(rig) = Rig::new(cli, Script::new([error.clone()]).or_else(error)) else {
+        return;
+    };
+    let (code, v, err) = rig.lane("run", "e", &["--prompt", "fail please"]);
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (1, Some("failed")),
+        "{cli}: {v} {err}"
+    );
+    assert!(
+        v.to_string().contains("MODEL-ERROR-MARK"),
+        "{cli}: the error's text is reported: {v}"
+    );
+}
+
+fn meets_its_deadline(cli: CliKind) {
+    let Some(rig) = Rig::new(cli, Script::new([slow()])) else {
+        return;
+    };
+    let (code, v, err) = rig.lane("run", "d", &["--prompt", "talk slowly", "--timeout", "3"]);
+    assert_eq!(
+        (code, v["status"].as_str()),
+        (124, Some("timed_out")),
+        "{cli}: {v} {err}"
+    );
+}
+
+macro_rules! vendor_lane_tests {
+    ($($name:ident: $cli:expr;)*) => {$(
+        mod $name {
+            #[test]
+            fn answers_text() {
+                super::answers_text($cli);
+            }
+            #[test]
+            fn writes_with_its_own_tool() {
+                super::writes_with_its_own_tool($cli);
+            }
+            #[test]
+            fn resumes_the_native_session() {
+                super::resumes_the_native_session($cli);
+            }
+            #[test]
+            fn interrupts_mid_turn() {
+                super::interrupts_mid_turn($cli);
+            }
+            #[test]
+            fn reports_a_model_error() {
+                super::reports_a_model_error($cli);
+            }
+            #[test]
+            fn meets_its_deadline() {
+                super::meets_its_deadline($cli);
+            }
+        }
+    )*};
+}
+
+vendor_lane_tests! {
+    claude: super::CliKind::Claude;
+    codex: super::CliKind::Codex;
+    qwen: super::CliKind::Qwen;
+    gemini: super::CliKind::Gemini;
+    pi: super::CliKind::Pi;
+    opencode: super::CliKind::Opencode;
+    grok: super::CliKind::Grok;
+}
