@@ -469,3 +469,31 @@ fn the_watchdog_gives_up_after_its_restarts() {
     assert_eq!((c, v["status"].as_str()), (1, Some("failed")), "{v}");
     assert!(v["error"].as_str().unwrap_or("").contains("gave up"), "{v}");
 }
+
+#[test]
+fn a_finished_lane_archives_itself_after_its_grace_period() {
+    let home = daemon();
+    home.ok(&[
+        "lane",
+        "start",
+        "--cli",
+        "exec",
+        "-n",
+        "brief",
+        "--auto-archive-after",
+        "1",
+        "--",
+        "true",
+    ]);
+    wait_until(
+        "the lane to archive itself",
+        Duration::from_secs(20),
+        || home.json(&["lane", "status", "brief"])["phase"] == "archived",
+    );
+    let (c, v) = code(&home, &["lane", "wait", "brief"]);
+    assert_eq!(
+        (c, v["status"].as_str()),
+        (0, Some("completed")),
+        "an archived lane's result can still be collected"
+    );
+}

@@ -228,6 +228,31 @@ fn meets_its_deadline(cli: CliKind) {
     );
 }
 
+#[test]
+fn lane_doctor_sees_every_installed_cli_and_its_headless_mode() {
+    let server = ModelServer::start(Script::default());
+    let env = VendorEnv::new(&server);
+    let mut home = TestHome::new();
+    home.env.extend(env.env());
+    home.spawn_daemon("h");
+    let report = home.json(&["lane", "doctor"]);
+    assert_eq!(report["schema"], "flotilla.lane-doctor.v1");
+    for cli in flotilla_tests::vendor::VENDOR_CLIS {
+        if env.bin(cli).is_none() {
+            continue;
+        }
+        let row = report["clis"]
+            .as_array()
+            .expect("clis")
+            .iter()
+            .find(|c| c["cli"] == cli.to_string())
+            .expect("row");
+        assert_eq!(row["status"], "ok", "{cli}: {row}");
+        assert_eq!(row["supported"], Value::Bool(true), "{cli}: {row}");
+        assert_eq!(row["headless"], Value::Bool(true), "{cli}: {row}");
+    }
+}
+
 macro_rules! vendor_lane_tests {
     ($($name:ident: $cli:expr;)*) => {$(
         mod $name {

@@ -23,21 +23,25 @@ pub fn flotilla_bin() -> PathBuf {
             return PathBuf::from(bin);
         }
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "flotilla-cli",
-                "--bin",
-                "flotilla",
-            ])
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "building flotilla failed");
         let exe = std::env::current_exe().expect("current exe");
         // target/<profile>/deps/e2e-HASH -> target/<profile>/flotilla
         let profile_dir = exe.parent().and_then(Path::parent).expect("target dir");
+        let mut build = Command::new(cargo);
+        build.args([
+            "build",
+            "--quiet",
+            "-p",
+            "flotilla-cli",
+            "--bin",
+            "flotilla",
+        ]);
+        if profile_dir.ends_with("release") {
+            build.arg("--release");
+        }
+        assert!(
+            build.status().expect("run cargo build").success(),
+            "building flotilla failed"
+        );
         profile_dir.join("flotilla")
     })
     .clone()

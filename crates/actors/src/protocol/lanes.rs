@@ -205,6 +205,9 @@ pub struct CliCheck {
     pub supported: Option<bool>,
     /// Whether a connector exists for it in this build.
     pub connector: bool,
+    /// Whether its help lists the headless flags the connector uses.
+    #[serde(default)]
+    pub headless: Option<bool>,
     /// `ok`, `warn` or `missing`.
     pub status: String,
     /// What to do.

@@ -327,12 +327,18 @@ async fn doctor(env: &Env, cli: Option<String>) -> Result<u8> {
         output::json(&reply);
     } else {
         for c in &reply.clis {
+            let headless = match c.headless {
+                Some(true) => "headless ok",
+                Some(false) => "headless flags missing",
+                None => "",
+            };
             println!(
-                "{:<8} {:<8} {:<40} {}",
+                "{:<8} {:<8} {:<40} {:<24} {}",
                 c.cli.to_string(),
                 c.status,
                 c.path.as_deref().unwrap_or("-"),
-                c.version.as_deref().unwrap_or("")
+                c.version.as_deref().unwrap_or(""),
+                headless
             );
             if let Some(h) = &c.hint {
                 println!("         hint: {h}");

@@ -31,6 +31,44 @@ fn printed_version(cli: CliKind, tested: &str) -> &str {
     }
 }
 
+/// How to see that a CLI's headless mode is there: arguments for its help,
+/// and the flag the connector relies on that the help must list.
+const HEADLESS: &[(CliKind, &[&str], &str)] = &[
+    (CliKind::Claude, &["--help"], "--output-format"),
+    (CliKind::Codex, &["exec", "--help"], "--json"),
+    (CliKind::Qwen, &["--help"], "--output-format"),
+    (CliKind::Gemini, &["--help"], "--output-format"),
+    (CliKind::Pi, &["--help"], "--mode"),
+    (CliKind::Opencode, &["run", "--help"], "--format"),
+    (CliKind::Grok, &["--help"], "--prompt"),
+];
+
+async fn output_of(path: &Path, args: &[&str]) -> Option<String> {
+    let run = tokio::process::Command::new(path)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(20), run)
+        .await
+        .ok()?
+        .ok()?;
+    Some(format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    ))
+}
+
+async fn headless(path: &Path, cli: CliKind) -> Option<bool> {
+    let (_, args, needle) = HEADLESS.iter().find(|(k, _, _)| *k == cli)?;
+    Some(
+        output_of(path, args)
+            .await
+            .is_some_and(|help| help.contains(needle)),
+    )
+}
+
 /// Finds a program on PATH (or takes a path as is).
 pub fn find_program(program: &str) -> Option<PathBuf> {
     if program.contains('/') {
@@ -79,6 +117,7 @@ async fn check(config: &HostConfig, cli: CliKind) -> CliCheck {
             tested_version: tested.map(|t| t.2.to_owned()),
             supported: None,
             connector,
+            headless: None,
             status: "missing".into(),
             hint: Some(format!(
                 "install {program}, or set its path under [clis] in config.toml"
@@ -95,7 +134,20 @@ async fn check(config: &HostConfig, cli: CliKind) -> CliCheck {
             .as_deref()
             .is_some_and(|v| v.contains(printed_version(cli, t.2)))
     });
-    let ok = connector && supported.unwrap_or(true);
+    let headless = headless(&path, cli).await;
+    let ok = connector && supported.unwrap_or(true) && headless.unwrap_or(true);
+    let hint = if !connector {
+        Some("this build has no connector for it yet".to_owned())
+    } else if headless == Some(false) {
+        Some(
+            "its help does not list the headless flags flotilla uses; install the tested version"
+                .to_owned(),
+        )
+    } else if supported == Some(false) {
+        Some("this version is not the tested one; it may still work".to_owned())
+    } else {
+        None
+    };
     CliCheck {
         cli,
         path: Some(path.display().to_string()),
@@ -103,14 +155,9 @@ async fn check(config: &HostConfig, cli: CliKind) -> CliCheck {
         tested_version: tested.map(|t| t.2.to_owned()),
         supported,
         connector,
+        headless,
         status: if ok { "ok" } else { "warn" }.into(),
-        hint: (!ok).then(|| {
-            if connector {
-                "this version is not the tested one; it may still work".into()
-            } else {
-                "this build has no connector for it yet".into()
-            }
-        }),
+        hint,
     }
 }
 
