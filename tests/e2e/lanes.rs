@@ -31,19 +31,7 @@ fn unique(n: u32) -> String {
 
 /// Whether any process still has `marker` in its command line.
 fn running_with(marker: &str) -> bool {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .any(|e| {
-            std::fs::read(e.path().join("cmdline"))
-                .map(|c| {
-                    String::from_utf8_lossy(&c)
-                        .replace('\0', " ")
-                        .contains(marker)
-                })
-                .unwrap_or(false)
-        })
+    flotilla_tests::process_running(marker)
 }
 
 #[test]

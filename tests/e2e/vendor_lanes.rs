@@ -78,16 +78,7 @@ impl Rig {
 }
 
 fn running_under(dir: &Path) -> bool {
-    let needle = dir.display().to_string();
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .any(|e| {
-            std::fs::read(e.path().join("cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains(&needle))
-                .unwrap_or(false)
-        })
+    flotilla_tests::process_running(&dir.display().to_string())
 }
 
 fn answers_text(cli: CliKind) {

@@ -62,6 +62,23 @@ pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool)
     panic!("timed out after {timeout:?} waiting for {what}");
 }
 
+/// Whether any process has `needle` in its command line (Linux /proc).
+pub fn process_running(needle: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .map(|c| {
+                    String::from_utf8_lossy(&c)
+                        .replace('\0', " ")
+                        .contains(needle)
+                })
+                .unwrap_or(false)
+        })
+}
+
 /// A throwaway home, and the daemon run on it.
 #[derive(Debug)]
 pub struct TestHome {

@@ -132,18 +132,7 @@ async fn local(args: &BenchLocalArgs) -> Result<Figures> {
     eprintln!("measuring the floor (bare redb commits)...");
     let floor = redb_commit_p50(dir.path())?;
     let home = Home::at(dir.path().join("home"));
-    let exe = std::env::current_exe()?;
-    let mut daemon = tokio::process::Command::new(exe)
-        .arg("--home")
-        .arg(home.root.as_deref().context("home")?)
-        .args(["host", "run", "--name", "bench"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    let mut admin = ControlClient::connect_patiently(&home, Duration::from_secs(20)).await?;
-    let pid = admin.call(&HostStatusArgs {}).await?.pid;
+    let (mut daemon, mut admin, pid) = start_daemon(&home).await?;
     let rss_idle = rss_kib(pid);
     let group = GroupName::explicit("bench")?;
     for name in ["reader", "sink"]
@@ -197,6 +186,25 @@ async fn local(args: &BenchLocalArgs) -> Result<Figures> {
         queued_messages: args.queued_messages,
         rss_queued_ratio: rss_queued as f64 / rss_idle.max(1) as f64,
     })
+}
+
+/// Starts a throwaway daemon (this executable, `host run`) on `home` and
+/// connects to it; returns the process, a client and the daemon's pid.
+pub(crate) async fn start_daemon(
+    home: &Home,
+) -> Result<(tokio::process::Child, ControlClient, u32)> {
+    let daemon = tokio::process::Command::new(std::env::current_exe()?)
+        .arg("--home")
+        .arg(home.root.as_deref().context("home")?)
+        .args(["host", "run", "--name", "bench"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut client = ControlClient::connect_patiently(home, Duration::from_secs(20)).await?;
+    let pid = client.call(&HostStatusArgs {}).await?.pid;
+    Ok((daemon, client, pid))
 }
 
 fn send_args(from: &str, to: &str, i: usize) -> Result<SendArgs> {

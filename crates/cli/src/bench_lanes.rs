@@ -6,10 +6,10 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use flotilla_actors::lane::{CliKind, Permissions};
 use flotilla_actors::names::PeerName;
-use flotilla_actors::protocol::{HostStatusArgs, LaneStartArgs, LaneWaitArgs, ShutdownArgs};
+use flotilla_actors::protocol::{LaneStartArgs, LaneWaitArgs, ShutdownArgs};
 use flotilla_host::client::ControlClient;
 use flotilla_host::home::Home;
 use serde::Serialize;
@@ -68,17 +68,7 @@ pub(crate) async fn lanes(args: &BenchLanesArgs, rss_kib: fn(u32) -> u64) -> Res
         .prefix("flotilla-bench-lanes-")
         .tempdir()?;
     let home = Home::at(dir.path().join("home"));
-    let mut daemon = tokio::process::Command::new(std::env::current_exe()?)
-        .arg("--home")
-        .arg(home.root.as_deref().context("home")?)
-        .args(["host", "run", "--name", "bench"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    let mut c = ControlClient::connect_patiently(&home, Duration::from_secs(20)).await?;
-    let pid = c.call(&HostStatusArgs {}).await?.pid;
+    let (mut daemon, mut c, pid) = crate::bench::start_daemon(&home).await?;
     let rss_idle = rss_kib(pid);
     eprintln!(
         "timing {} runs of `true`, directly and as a lane...",

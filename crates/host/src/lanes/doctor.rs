@@ -87,22 +87,11 @@ fn is_executable(p: &Path) -> bool {
 }
 
 async fn version_of(path: &Path) -> Option<String> {
-    let run = tokio::process::Command::new(path)
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(20), run)
-        .await
-        .ok()?
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    let text = if text.is_empty() {
-        String::from_utf8_lossy(&out.stderr).trim().to_owned()
-    } else {
-        text
-    };
-    text.lines().next().map(str::to_owned)
+    let text = output_of(path, &["--version"]).await?;
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_owned)
 }
 
 async fn check(config: &HostConfig, cli: CliKind) -> CliCheck {
