@@ -10,6 +10,8 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use ractor::concurrency::JoinHandle;
@@ -85,7 +87,9 @@ pub struct ConnectorState {
     files: TurnFiles,
     parser: Box<dyn TurnParser>,
     lane: ActorRef<LaneMsg>,
-    child: Option<tokio::process::Child>,
+    /// Set when the shim (our child) has exited; adopted shims are watched
+    /// through their pid instead.
+    shim_gone: Option<Arc<AtomicBool>>,
     pid: u32,
     offset: u64,
     /// Output before this byte was turned into events before a daemon
@@ -111,13 +115,22 @@ impl Actor for Connector {
     ) -> Result<ConnectorState, ActorProcessingErr> {
         let (child, pid, replay_until) = match args.launch {
             Launch::Spawn { plan, cwd, env } => {
-                let child = spawn_shim(&args.files, &plan, &cwd, &env)?;
+                let mut child = spawn_shim(&args.files, &plan, &cwd, &env)?;
                 let pid = child.id().ok_or("the lane shim exited at once")?;
+                // Wake the connector the moment the shim exits, rather than
+                // at its next poll.
+                let gone = Arc::new(AtomicBool::new(false));
+                let (flag, me) = (gone.clone(), myself.clone());
+                tokio::spawn(async move {
+                    let _ = child.wait().await;
+                    flag.store(true, Ordering::SeqCst);
+                    let _ = me.cast(ConnectorMsg::Poll);
+                });
                 let _ = args.lane.cast(LaneMsg::ProcessStarted {
                     pid,
                     start: start_time(pid),
                 });
-                (Some(child), pid, 0)
+                (Some(gone), pid, 0)
             }
             Launch::Adopt { pid, offset } => (None, pid, offset),
         };
@@ -126,7 +139,7 @@ impl Actor for Connector {
             files: args.files,
             parser: args.parser,
             lane: args.lane,
-            child,
+            shim_gone: child,
             pid,
             offset: 0,
             replay_until,
@@ -258,8 +271,8 @@ impl ConnectorState {
         if self.files.read_exit().is_some() {
             return true;
         }
-        match self.child.as_mut() {
-            Some(child) => matches!(child.try_wait(), Ok(Some(_))),
+        match &self.shim_gone {
+            Some(gone) => gone.load(Ordering::SeqCst),
             None => !is_same_process(self.pid, None),
         }
     }
