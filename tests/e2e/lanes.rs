@@ -485,3 +485,81 @@ fn a_finished_lane_archives_itself_after_its_grace_period() {
         "an archived lane's result can still be collected"
     );
 }
+
+#[test]
+fn env_and_inherited_groups_reach_the_lane() {
+    let home = daemon();
+    home.ok(&["peer", "join", "lead", "-g", "proj"]);
+    let (c, v) = code(
+        &home,
+        &[
+            "lane",
+            "run",
+            "--cli",
+            "exec",
+            "-n",
+            "envy",
+            "--as",
+            "lead",
+            "--inherit-groups",
+            "--env",
+            "FLOTILLA_TEST_VALUE=42",
+            "--",
+            "sh",
+            "-c",
+            "echo value=$FLOTILLA_TEST_VALUE",
+        ],
+    );
+    assert_eq!(c, 0, "{v}");
+    assert_eq!(v["result"], "value=42");
+    let roster = home.json(&["roster"]);
+    let lane = roster["peers"]
+        .as_array()
+        .expect("peers")
+        .iter()
+        .find(|p| p["id"] == "h/envy")
+        .expect("lane peer");
+    let groups: Vec<&str> = lane["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .map(|g| g.as_str().expect("g"))
+        .collect();
+    assert_eq!(groups, ["session:h/envy", "proj", "session:h/lead"]);
+    let stderr = home.fails(
+        &[
+            "lane", "run", "--cli", "exec", "-n", "bad-env", "--env", "NOEQUALS", "--", "true",
+        ],
+        2,
+    );
+    assert!(stderr.contains("is not K=V"), "{stderr}");
+}
+
+#[test]
+fn a_deadline_holds_across_a_daemon_crash() {
+    let mut home = daemon();
+    let sleeper = unique(9);
+    home.ok(&[
+        "lane",
+        "start",
+        "--cli",
+        "exec",
+        "-n",
+        "bounded",
+        "--timeout",
+        "3",
+        "--",
+        "sleep",
+        &sleeper,
+    ]);
+    wait_until("the process", Duration::from_secs(10), || {
+        running_with(&format!("sleep {sleeper}"))
+    });
+    home.kill_daemon();
+    home.spawn_daemon("h");
+    let (c, v) = code(&home, &["lane", "wait", "bounded"]);
+    assert_eq!((c, v["status"].as_str()), (124, Some("timed_out")), "{v}");
+    wait_until("no leftover process", Duration::from_secs(15), || {
+        !running_with(&format!("sleep {sleeper}"))
+    });
+}
