@@ -123,6 +123,11 @@ fn classify(err: &anyhow::Error) -> (u8, &'static str, Option<String>, Option<se
                 H::Listen(_) => return (USAGE, "invalid_address", None, None),
                 H::NotInitialized(_) => return (NOT_FOUND, "no_hub", None, None),
                 H::Bind(_) => return (FAILED, "bind_failed", None, None),
+                H::Setup(e) => {
+                    if let Some(found) = setup_code(e) {
+                        return found;
+                    }
+                }
                 _ => {}
             }
         }
@@ -151,6 +156,7 @@ fn setup_code(e: &flotilla_hub::setup::SetupError) -> Option<Classified> {
         S::CaExists(_) => (CONFLICT, "ca_exists", None, None),
         S::NoCa(_) => (NOT_FOUND, "no_ca", None, None),
         S::Missing { .. } => (NOT_FOUND, "missing_file", None, None),
+        S::Pki(e) => return pki_code(e),
         _ => return None,
     })
 }
