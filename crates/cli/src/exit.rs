@@ -107,15 +107,17 @@ fn classify(err: &anyhow::Error) -> (u8, &'static str, Option<String>, Option<se
                 _ => (FAILED, "daemon_failed", None, None),
             };
         }
-        if let Some(e) = cause.downcast_ref::<flotilla_hub::setup::SetupError>() {
-            if let Some(found) = setup_code(e) {
-                return found;
-            }
+        if let Some(found) = cause
+            .downcast_ref::<flotilla_hub::setup::SetupError>()
+            .and_then(setup_code)
+        {
+            return found;
         }
-        if let Some(e) = cause.downcast_ref::<flotilla_actors::pki::PkiError>() {
-            if let Some(found) = pki_code(e) {
-                return found;
-            }
+        if let Some(found) = cause
+            .downcast_ref::<flotilla_actors::pki::PkiError>()
+            .and_then(pki_code)
+        {
+            return found;
         }
         if let Some(e) = cause.downcast_ref::<flotilla_host::hub_server::HubServerError>() {
             use flotilla_host::hub_server::HubServerError as H;
