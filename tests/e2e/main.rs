@@ -4,6 +4,7 @@
 
 mod crash;
 mod daemon;
+mod hub;
 mod lanes;
 mod messaging;
 mod model_server;

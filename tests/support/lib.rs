@@ -79,6 +79,34 @@ pub fn process_running(needle: &str) -> bool {
         })
 }
 
+/// A UDP port on 127.0.0.1 that was free a moment ago.
+pub fn free_udp_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .expect("a free UDP port")
+        .port()
+}
+
+/// Sends SIGTERM to `child` and waits (at most 30 s) for it to exit.
+pub fn stop_child(child: &mut Child) -> std::process::ExitStatus {
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "process did not exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// A throwaway home, and the daemon run on it.
 #[derive(Debug)]
 pub struct TestHome {
@@ -196,6 +224,23 @@ impl TestHome {
             .expect("spawn daemon");
         self.daemon = Some(child);
         self.wait_answering();
+    }
+
+    /// Starts `flotilla --home HOME ARGS...` in the background (a hub, say),
+    /// its stderr in `HOME/LOG`; the caller stops it ([`stop_child`]).
+    pub fn spawn(&self, args: &[&str], log: &str) -> Child {
+        let log = std::fs::File::create(self.path().join(log)).expect("log");
+        self.command(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn flotilla")
+    }
+
+    /// Writes `config.toml`.
+    pub fn write_config(&self, text: &str) {
+        std::fs::write(self.path().join("config.toml"), text).expect("write config.toml");
     }
 
     /// Waits until the daemon answers `host status`.

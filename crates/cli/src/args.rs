@@ -46,6 +46,12 @@ pub(crate) enum Command {
     /// Lanes: supervised worker sessions of agent CLIs and plain commands.
     #[command(subcommand)]
     Lane(Box<LaneCommand>),
+    /// The hub: make its CA and certificate, run it.
+    #[command(subcommand)]
+    Hub(HubCommand),
+    /// Certificates: issue a host's at the CA, show what this home holds.
+    #[command(subcommand)]
+    Certs(CertsCommand),
     /// Check directories, permissions, the daemon and its store.
     Doctor,
     /// Measure Flotilla on this machine.
@@ -71,6 +77,48 @@ pub(crate) struct RunArgs {
     /// The host's name (default: config.toml's `name`, else the machine's hostname).
     #[arg(long, value_name = "HOST")]
     pub(crate) name: Option<String>,
+    /// Link to the hub at ADDR (`HOST:PORT`; default: config.toml's `hub`).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) hub: Option<String>,
+    /// The name in the hub's certificate (default: config.toml's `hub_name`, else ADDR's host).
+    #[arg(long, value_name = "NAME", requires = "hub")]
+    pub(crate) hub_name: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum HubCommand {
+    /// Make the CA and the hub's certificate in this home, and record where the hub listens.
+    Init(HubInitArgs),
+    /// Run the hub in the foreground (logs to stderr; SIGTERM/SIGINT stop it).
+    Run,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HubInitArgs {
+    /// The hub's DNS name, which hosts dial (e.g. hub.home.arpa).
+    #[arg(long, value_name = "HUB")]
+    pub(crate) name: String,
+    /// The UDP address to listen on.
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:7700")]
+    pub(crate) listen: String,
+    /// Another DNS name or IP address the hub is reached by (repeatable).
+    #[arg(long = "san", value_name = "NAME_OR_IP")]
+    pub(crate) sans: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum CertsCommand {
+    /// At the CA: make a host's key and certificate, to copy to that host's certs/.
+    Issue {
+        /// The host's name.
+        #[arg(long, value_name = "HOST")]
+        name: String,
+        /// Where to write host.key, host.pem and ca.pem (default: certs/issued/HOST).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+    /// What this home's certs/ holds: CA fingerprint, names, expiry (never a key).
+    Show,
 }
 
 #[derive(Debug, Subcommand)]

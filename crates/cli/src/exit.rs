@@ -107,6 +107,32 @@ fn classify(err: &anyhow::Error) -> (u8, &'static str, Option<String>, Option<se
                 _ => (FAILED, "daemon_failed", None, None),
             };
         }
+        if let Some(found) = cause
+            .downcast_ref::<flotilla_hub::setup::SetupError>()
+            .and_then(setup_code)
+        {
+            return found;
+        }
+        if let Some(found) = cause
+            .downcast_ref::<flotilla_actors::pki::PkiError>()
+            .and_then(pki_code)
+        {
+            return found;
+        }
+        if let Some(e) = cause.downcast_ref::<flotilla_host::hub_server::HubServerError>() {
+            use flotilla_host::hub_server::HubServerError as H;
+            match e {
+                H::Listen(_) => return (USAGE, "invalid_address", None, None),
+                H::NotInitialized(_) => return (NOT_FOUND, "no_hub", None, None),
+                H::Bind(_) => return (FAILED, "bind_failed", None, None),
+                H::Setup(e) => {
+                    if let Some(found) = setup_code(e) {
+                        return found;
+                    }
+                }
+                _ => {}
+            }
+        }
         if let Some(e) = cause.downcast_ref::<flotilla_actors::names::NameError>() {
             let _ = e;
             return (USAGE, "invalid_name", None, None);
@@ -122,6 +148,28 @@ fn classify(err: &anyhow::Error) -> (u8, &'static str, Option<String>, Option<se
         }
     }
     (FAILED, "failed", None, None)
+}
+
+type Classified = (u8, &'static str, Option<String>, Option<serde_json::Value>);
+
+fn setup_code(e: &flotilla_hub::setup::SetupError) -> Option<Classified> {
+    use flotilla_hub::setup::SetupError as S;
+    Some(match e {
+        S::CaExists(_) => (CONFLICT, "ca_exists", None, None),
+        S::NoCa(_) => (NOT_FOUND, "no_ca", None, None),
+        S::Missing { .. } => (NOT_FOUND, "missing_file", None, None),
+        S::Pki(e) => return pki_code(e),
+        _ => return None,
+    })
+}
+
+fn pki_code(e: &flotilla_actors::pki::PkiError) -> Option<Classified> {
+    use flotilla_actors::pki::PkiError as P;
+    Some(match e {
+        P::KeyExists(_) => (CONFLICT, "key_exists", None, None),
+        P::InvalidName { .. } => (USAGE, "invalid_name", None, None),
+        _ => return None,
+    })
 }
 
 /// Prints an error and returns its exit code.

@@ -138,6 +138,28 @@ pub(crate) fn host_status(s: &HostStatusReply) -> String {
             or_dash(a.last_failure.as_deref())
         );
     }
+    if let Some(link) = &s.hub_link {
+        let state = serde_json::to_value(link.state)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let rtt = link.rtt_ms.map(|ms| format!("{ms:.2} ms"));
+        let _ = writeln!(
+            out,
+            "hub {} ({})  {}  since {}  rtt {}  links {}",
+            link.hub,
+            link.hub_name,
+            state,
+            link.since,
+            or_dash(rtt),
+            link.connects
+        );
+        if let Some(e) = &link.last_error {
+            let _ = writeln!(out, "  last error: {e}");
+        }
+    } else {
+        out.push_str("hub none\n");
+    }
     out
 }
 

@@ -53,6 +53,41 @@ pub struct HostConfig {
     pub lane_stall_restarts: u32,
     /// Where each CLI is, when not on the daemon's PATH (`[clis] claude = "/opt/bin/claude"`).
     pub clis: std::collections::BTreeMap<String, String>,
+    /// The hub to link to, `HOST:PORT` (`--hub` overrides); no link without it.
+    pub hub: Option<String>,
+    /// The name the hub's certificate carries; defaults to the host part of
+    /// `hub` when that is a DNS name.
+    pub hub_name: Option<String>,
+    /// First delay before reconnecting to the hub, in milliseconds.
+    pub hub_reconnect_min_ms: u64,
+    /// Longest delay between reconnect attempts, in milliseconds.
+    pub hub_reconnect_max_ms: u64,
+    /// How often the link pings the hub (its round-trip time), in milliseconds.
+    pub hub_ping_interval_ms: u64,
+    /// Time allowed to reach the hub and get its answer, in milliseconds.
+    pub hub_connect_timeout_ms: u64,
+    /// This home's hub, when it runs one (`[hub_server]`, written by `hub init`).
+    pub hub_server: Option<HubServerConfig>,
+}
+
+/// The hub run from this home (`flotilla hub run`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HubServerConfig {
+    /// The hub's name: the DNS name in its certificate, which hosts dial.
+    pub name: String,
+    /// The UDP address it listens on.
+    pub listen: String,
+}
+
+/// Where and how a host links to its hub, resolved from the config and
+/// `--hub`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HubTarget {
+    /// `HOST:PORT`, resolved at every attempt.
+    pub addr: String,
+    /// The name the hub's certificate must carry.
+    pub name: String,
 }
 
 impl Default for HostConfig {
@@ -65,6 +100,13 @@ impl Default for HostConfig {
             lane_stall_secs: 600.0,
             lane_stall_restarts: 2,
             clis: Default::default(),
+            hub: None,
+            hub_name: None,
+            hub_reconnect_min_ms: 500,
+            hub_reconnect_max_ms: 30_000,
+            hub_ping_interval_ms: 5_000,
+            hub_connect_timeout_ms: 10_000,
+            hub_server: None,
         }
     }
 }
@@ -94,6 +136,7 @@ impl HostConfig {
         if config.max_message_bytes == 0 || config.max_message_bytes > 16 * 1024 * 1024 {
             return Err("max_message_bytes must be between 1 and 16777216\n".into());
         }
+        config.hub_target()?;
         Ok(config)
     }
 
@@ -116,10 +159,88 @@ impl HostConfig {
         Duration::from_secs_f64(self.lane_stall_secs.clamp(0.1, 7.0 * 86_400.0))
     }
 
+    /// The hub to link to, if any: `hub` with `hub_name`, or the host part
+    /// of `hub` when it is a DNS name.
+    pub fn hub_target(&self) -> Result<Option<HubTarget>, String> {
+        let Some(addr) = self.hub.clone() else {
+            return Ok(None);
+        };
+        let Some((host, port)) = addr.rsplit_once(':') else {
+            return Err(format!(
+                "hub = {addr:?} needs a port, as in \"hub.home.arpa:7700\"\n"
+            ));
+        };
+        if port.parse::<u16>().is_err() {
+            return Err(format!("hub = {addr:?}: {port:?} is not a port number\n"));
+        }
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let name = match &self.hub_name {
+            Some(name) => name.clone(),
+            None if host.parse::<std::net::IpAddr>().is_err() => host.to_owned(),
+            None => {
+                return Err(format!(
+                    "hub = {addr:?} is an IP address, so set hub_name to the hub's name \
+                     (the --name given to `flotilla hub init`)\n"
+                ));
+            }
+        };
+        Ok(Some(HubTarget { addr, name }))
+    }
+
+    /// The first and longest delays between attempts to reach the hub.
+    pub fn hub_reconnect(&self) -> (Duration, Duration) {
+        let min = Duration::from_millis(self.hub_reconnect_min_ms.max(1));
+        (
+            min,
+            Duration::from_millis(self.hub_reconnect_max_ms).max(min),
+        )
+    }
+
+    /// How often the link pings the hub.
+    pub fn hub_ping_interval(&self) -> Duration {
+        Duration::from_millis(self.hub_ping_interval_ms.max(10))
+    }
+
+    /// Time allowed to reach the hub.
+    pub fn hub_connect_timeout(&self) -> Duration {
+        Duration::from_millis(self.hub_connect_timeout_ms.max(10))
+    }
+
     /// How long an actor may take to answer a watchdog ping.
     pub fn watchdog_timeout(&self) -> Duration {
         Duration::from_millis(self.watchdog_timeout_ms.max(10))
     }
+}
+
+/// Records this home's hub in `config.toml` (`[hub_server]`): appended to
+/// the file, keeping what is there; an existing `[hub_server]` is replaced.
+pub fn write_hub_server(path: &Path, hub: &HubServerConfig) -> Result<(), ConfigError> {
+    let read_error = |source| ConfigError::Read {
+        path: path.display().to_string(),
+        source,
+    };
+    let current = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(read_error(e)),
+    };
+    let mut config = HostConfig::parse(&current).map_err(|message| ConfigError::Parse {
+        path: path.display().to_string(),
+        message,
+    })?;
+    let table = toml::to_string(hub).unwrap_or_default();
+    let text = if config.hub_server.is_some() {
+        config.hub_server = Some(hub.clone());
+        toml::to_string(&config).unwrap_or_default()
+    } else {
+        let sep = if current.is_empty() || current.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
+        format!("{current}{sep}\n[hub_server]\n{table}")
+    };
+    std::fs::write(path, text).map_err(read_error)
 }
 
 /// The machine's hostname, cleaned into a host name.
@@ -147,5 +268,48 @@ mod tests {
         let err = HostConfig::parse("name = \"bad name\"").expect_err("bad name");
         assert!(err.contains("invalid host name"), "{err}");
         assert!(HostConfig::parse("max_message_bytes = 0").is_err());
+    }
+
+    #[test]
+    fn the_hub_target_needs_a_port_and_a_name() {
+        let c = HostConfig::parse("hub = \"hub.home.arpa:7700\"").expect("dns");
+        let target = c.hub_target().expect("valid").expect("a hub");
+        assert_eq!(target.name, "hub.home.arpa");
+        let c = HostConfig::parse("hub = \"127.0.0.1:7700\"\nhub_name = \"hub.test\"").expect("ip");
+        assert_eq!(
+            c.hub_target().expect("valid").expect("a hub").name,
+            "hub.test"
+        );
+        let err = HostConfig::parse("hub = \"127.0.0.1:7700\"").expect_err("no name");
+        assert!(err.contains("hub_name"), "{err}");
+        let err = HostConfig::parse("hub = \"hub.home.arpa\"").expect_err("no port");
+        assert!(err.contains("needs a port"), "{err}");
+        assert_eq!(HostConfig::default().hub_target(), Ok(None));
+    }
+
+    #[test]
+    fn the_hub_server_table_is_read() {
+        let c = HostConfig::parse("[hub_server]\nname = \"hub.test\"\nlisten = \"0.0.0.0:7700\"\n")
+            .expect("hub server");
+        assert_eq!(c.hub_server.expect("table").listen, "0.0.0.0:7700");
+    }
+
+    #[test]
+    fn writing_the_hub_server_keeps_the_rest_and_replaces_itself() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "# mine\nname = \"ws\"").expect("write");
+        let mut hub = HubServerConfig {
+            name: "hub.test".into(),
+            listen: "0.0.0.0:7700".into(),
+        };
+        write_hub_server(&path, &hub).expect("append");
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(text.starts_with("# mine\n"), "{text}");
+        hub.listen = "127.0.0.1:1".into();
+        write_hub_server(&path, &hub).expect("replace");
+        let config = HostConfig::load(&path).expect("valid");
+        assert_eq!(config.hub_server, Some(hub));
+        assert_eq!(config.name.expect("kept").as_str(), "ws");
     }
 }

@@ -98,6 +98,9 @@ pub struct HostContext {
     /// Readers blocked in `inbox --wait`, per peer.
     pub waiting:
         std::sync::Mutex<std::collections::BTreeMap<flotilla_actors::names::PeerId, usize>>,
+    /// The hub link's state, kept by the `HubLink` actor; `None` without a
+    /// hub.
+    pub hub_link: RwLock<Option<crate::hub_link::LinkTracker>>,
     stopping: AtomicBool,
 }
 
@@ -128,6 +131,7 @@ impl HostContext {
             shutdown: Notify::new(),
             actors: RwLock::new(Vec::new()),
             waiting: Default::default(),
+            hub_link: RwLock::new(None),
             stopping: AtomicBool::new(false),
         }
     }

@@ -29,6 +29,10 @@ pub struct DaemonOptions {
     pub name: Option<HostName>,
     /// Honour test-only requests (`FLOTILLA_TEST_HOOKS=1`).
     pub test_hooks: bool,
+    /// Overrides the hub address of the config (`--hub`).
+    pub hub: Option<String>,
+    /// Overrides the hub name of the config (`--hub-name`).
+    pub hub_name: Option<String>,
 }
 
 /// Why the daemon could not run.
@@ -60,7 +64,13 @@ pub async fn run(home: Home, options: DaemonOptions) -> Result<(), DaemonError> 
     home.prepare()?;
     let lock = DaemonLock::acquire(&home)?;
     crate::logging::init(&home)?;
-    let config = HostConfig::load(&home.config_file)?;
+    let mut config = HostConfig::load(&home.config_file)?;
+    config.hub = options.hub.or(config.hub);
+    config.hub_name = options.hub_name.or(config.hub_name);
+    config.hub_target().map_err(|message| ConfigError::Parse {
+        path: "--hub".into(),
+        message,
+    })?;
     let host = options
         .name
         .or_else(|| config.name.clone())

@@ -8,6 +8,8 @@ pub mod context;
 pub mod control;
 pub mod daemon;
 pub mod home;
+pub mod hub_link;
+pub mod hub_server;
 pub mod lanes;
 pub mod lock;
 mod logging;

@@ -12,11 +12,20 @@ use crate::home::Home;
 
 /// Installs the global subscriber. Calling it twice is harmless.
 pub(crate) fn init(home: &Home) -> std::io::Result<()> {
+    init_file(&home.log_file())
+}
+
+/// Like [`init`], logging to `logs/NAME` instead of `daemon.log`.
+pub(crate) fn init_named(home: &Home, name: &str) -> std::io::Result<()> {
+    init_file(&home.logs_dir.join(name))
+}
+
+fn init_file(path: &std::path::Path) -> std::io::Result<()> {
     let file = OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
-        .open(home.log_file())?;
+        .open(path)?;
     let file = Arc::new(Mutex::new(file));
     let filter = EnvFilter::try_from_env("FLOTILLA_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     let writer = std::io::stderr.and(move || SharedFile(file.clone()));

@@ -4,6 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
+use flotilla_actors::model::Timestamp;
 use flotilla_actors::protocol::{HostStatusReply, MessageCounts, PROTOCOL_VERSION};
 
 use crate::context::HostContext;
@@ -28,5 +29,19 @@ pub fn host_status(ctx: &HostContext) -> HostStatusReply {
             queued: ctx.store.queued().unwrap_or(0),
             accepted_since_start: ctx.commit.stats().accepted.load(Ordering::Relaxed),
         },
+        hub_link: hub_link(ctx),
     }
+}
+
+/// The hub link's state: `None` without a hub, `disconnected` until the
+/// link's actor has first reported.
+fn hub_link(ctx: &HostContext) -> Option<flotilla_actors::protocol::HubLinkStatus> {
+    let now = Timestamp::now();
+    if let Some(tracker) = ctx.hub_link.read().ok().and_then(|t| t.clone()) {
+        return Some(tracker.status(now));
+    }
+    let target = ctx.config.hub_target().ok().flatten()?;
+    let (min, max) = ctx.config.hub_reconnect();
+    let policy = crate::hub_link::ReconnectPolicy { min, max };
+    Some(crate::hub_link::LinkTracker::new(target.addr, target.name, policy, now).status(now))
 }

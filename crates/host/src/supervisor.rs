@@ -7,7 +7,7 @@
 //! ├── Watchdog        pings the others, kills one that hangs
 //! ├── LaneSupervisor  lanes: one Lane actor each, one Connector per running CLI
 //! ├── ControlServer   the Unix socket; one task per connection
-//! ├── HubLink         (federation issue) the QUIC link to the hub
+//! ├── HubLink         the QUIC link to the hub (only when a hub is configured)
 //! └── Discovery       (federation issue) mDNS
 //! ```
 //!
@@ -28,6 +28,7 @@ use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SpawnErr, Supervisi
 
 use crate::context::HostContext;
 use crate::control::ControlServer;
+use crate::hub_link::HubLink;
 use crate::lanes::LaneSupervisor;
 use crate::registry::Registry;
 use crate::router::Router;
@@ -46,16 +47,29 @@ pub enum ChildKind {
     LaneSupervisor,
     /// The socket.
     ControlServer,
+    /// The link to the hub.
+    HubLink,
 }
 
 impl ChildKind {
-    const ALL: [ChildKind; 5] = [
+    const ALL: [ChildKind; 6] = [
         Self::Registry,
         Self::Router,
         Self::Watchdog,
         Self::LaneSupervisor,
         Self::ControlServer,
+        Self::HubLink,
     ];
+
+    /// The children this daemon runs, in start order: the hub link only
+    /// when a hub is configured.
+    fn wanted(ctx: &HostContext) -> Vec<ChildKind> {
+        let hub = matches!(ctx.config.hub_target(), Ok(Some(_)));
+        Self::ALL
+            .into_iter()
+            .filter(|k| *k != Self::HubLink || hub)
+            .collect()
+    }
 
     fn name(self) -> &'static str {
         match self {
@@ -64,6 +78,7 @@ impl ChildKind {
             Self::Watchdog => "watchdog",
             Self::LaneSupervisor => "lane_supervisor",
             Self::ControlServer => "control_server",
+            Self::HubLink => "hub_link",
         }
     }
 }
@@ -110,7 +125,8 @@ impl Actor for HostSupervisor {
         myself: SupervisorRef,
         ctx: Arc<HostContext>,
     ) -> Result<SupervisorState, ActorProcessingErr> {
-        let slots = ChildKind::ALL
+        let kinds = ChildKind::wanted(&ctx);
+        let slots = kinds
             .iter()
             .map(|&kind| Slot {
                 kind,
@@ -123,7 +139,7 @@ impl Actor for HostSupervisor {
             })
             .collect();
         let mut state = SupervisorState { ctx, slots };
-        for kind in ChildKind::ALL {
+        for kind in kinds {
             // A child that cannot start at all (the socket cannot be bound)
             // makes the daemon fail to start, with the reason.
             state.start(&myself, kind).await?;
@@ -185,7 +201,7 @@ impl Actor for HostSupervisor {
 
 impl SupervisorState {
     fn slot(&mut self, kind: ChildKind) -> &mut Slot {
-        let i = ChildKind::ALL.iter().position(|k| *k == kind).unwrap_or(0);
+        let i = self.slots.iter().position(|s| s.kind == kind).unwrap_or(0);
         &mut self.slots[i]
     }
 
@@ -287,6 +303,10 @@ async fn spawn_child(
             .await?
             .0
             .get_cell(),
+        ChildKind::HubLink => Actor::spawn_linked(None, HubLink, args, sup)
+            .await?
+            .0
+            .get_cell(),
     })
 }
 
@@ -295,6 +315,6 @@ fn clear_ref(ctx: &HostContext, kind: ChildKind) {
         ChildKind::Registry => ctx.children.set_registry(None),
         ChildKind::Router => ctx.children.set_router(None),
         ChildKind::LaneSupervisor => ctx.children.set_lanes(None),
-        ChildKind::Watchdog | ChildKind::ControlServer => {}
+        ChildKind::Watchdog | ChildKind::ControlServer | ChildKind::HubLink => {}
     }
 }

@@ -12,6 +12,7 @@
 pub mod endpoint;
 pub mod link;
 mod session;
+pub mod setup;
 pub mod transport;
 
 pub use endpoint::{BindError, HubEndpoint, LinkEvent};

@@ -129,7 +129,7 @@ impl CertInfo {
     }
 
     /// Reads a CA certificate (which has no DNS name).
-    pub(super) fn ca_from_der(der: &[u8]) -> Result<Self, PkiError> {
+    pub fn ca_from_der(der: &[u8]) -> Result<Self, PkiError> {
         let info = Self::parse(der)?;
         if !info.is_ca {
             return Err(PkiError::BadCa {

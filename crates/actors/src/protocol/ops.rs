@@ -178,6 +178,44 @@ pub struct HostStatusReply {
     pub peers: u64,
     /// Message counters.
     pub messages: MessageCounts,
+    /// The link to the hub; `null` when no hub is configured.
+    #[serde(default)]
+    pub hub_link: Option<HubLinkStatus>,
+}
+
+/// The state of the host's link to the hub.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HubLinkState {
+    /// Dialling the hub or waiting for its answer to the hello.
+    Connecting,
+    /// The hub accepted the hello; pings are answered.
+    Connected,
+    /// Not linked; waiting for the next attempt.
+    Disconnected,
+}
+
+/// The host's link to the hub, in `host.status` (`hub_link`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HubLinkStatus {
+    /// The hub's address, as configured.
+    pub hub: String,
+    /// The name the hub's certificate must carry.
+    pub hub_name: String,
+    /// The link's state.
+    pub state: HubLinkState,
+    /// When it entered this state.
+    pub since: Timestamp,
+    /// The last ping's round trip, in milliseconds (while connected).
+    pub rtt_ms: Option<f64>,
+    /// Why the link last failed or could not be made.
+    pub last_error: Option<String>,
+    /// Links made since the daemon started.
+    pub connects: u64,
+    /// Attempts failed in a row since the last link.
+    pub failures: u32,
+    /// Milliseconds until the next attempt (while disconnected).
+    pub retry_in_ms: Option<u64>,
 }
 
 /// Arguments of `peer.join`.

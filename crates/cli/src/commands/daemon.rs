@@ -29,6 +29,8 @@ pub(crate) async fn run(env: &Env, args: RunArgs) -> Result<u8> {
     let options = DaemonOptions {
         name: host_name(&args)?,
         test_hooks: std::env::var("FLOTILLA_TEST_HOOKS").is_ok_and(|v| v == "1"),
+        hub: args.hub.clone(),
+        hub_name: args.hub_name.clone(),
     };
     host_daemon::run(env.home.clone(), options).await?;
     Ok(OK)
@@ -77,6 +79,12 @@ pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
     cmd.args(["host", "run"]);
     if let Some(n) = &name {
         cmd.args(["--name", n.as_str()]);
+    }
+    if let Some(hub) = &args.hub {
+        cmd.args(["--hub", hub]);
+    }
+    if let Some(hub_name) = &args.hub_name {
+        cmd.args(["--hub-name", hub_name]);
     }
     let mut child = cmd
         .stdin(Stdio::null())

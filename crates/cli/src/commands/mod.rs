@@ -1,8 +1,10 @@
 //! Runs one parsed command. Each submodule owns a family of commands; this
 //! module only dispatches and holds what they share (the home, the client).
 
+mod certs;
 mod daemon;
 mod doctor;
+mod hub;
 mod lanes;
 mod mail;
 mod peers;
@@ -13,7 +15,7 @@ use anyhow::{Context, Result};
 use flotilla_host::client::ControlClient;
 use flotilla_host::home::Home;
 
-use crate::args::{Cli, Command, HostCommand};
+use crate::args::{CertsCommand, Cli, Command, HostCommand, HubCommand};
 use crate::exit::CliError;
 
 /// What every command needs.
@@ -49,6 +51,10 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Broadcast(a) => mail::broadcast(&env, a).await,
         Command::Reply(a) => mail::reply(&env, a).await,
         Command::Inbox(a) => mail::inbox(&env, a).await,
+        Command::Hub(HubCommand::Init(a)) => hub::init(&env, a),
+        Command::Hub(HubCommand::Run) => hub::run(&env).await,
+        Command::Certs(CertsCommand::Issue { name, out }) => certs::issue(&env, &name, out),
+        Command::Certs(CertsCommand::Show) => certs::show(&env),
         Command::Doctor => doctor::run(&env).await,
         Command::Lane(c) => lanes::run(&env, *c).await,
         Command::Bench(c) => crate::bench::run(&env, c).await,

@@ -1,0 +1,182 @@
+//! The hub link's bookkeeping, without IO or clocks: the reconnect delays
+//! (exponential, capped, jittered) and the link's state as `host status`
+//! shows it. The driver passes `now` and a jitter draw in.
+
+use std::time::Duration;
+
+use flotilla_actors::model::Timestamp;
+use flotilla_actors::protocol::{HubLinkState, HubLinkStatus};
+
+/// Delays between attempts to reach the hub: `min` doubling up to `max`,
+/// each scaled by a jitter draw into its upper half so that hosts cut off
+/// together do not all come back in the same instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReconnectPolicy {
+    /// The delay after the first failure.
+    pub min: Duration,
+    /// The longest delay.
+    pub max: Duration,
+}
+
+impl ReconnectPolicy {
+    /// The delay after `failures` failures in a row (at least 1), with
+    /// `jitter` in `[0, 1]`: between half and all of the capped exponential.
+    pub fn delay(&self, failures: u32, jitter: f64) -> Duration {
+        let doublings = failures.saturating_sub(1).min(30);
+        let full = self.min.saturating_mul(1 << doublings).min(self.max);
+        full.mul_f64(0.5 + 0.5 * jitter.clamp(0.0, 1.0))
+    }
+}
+
+/// The link's state and history, published in `host.status`.
+#[derive(Debug, Clone)]
+pub struct LinkTracker {
+    /// How long to wait between attempts.
+    policy: ReconnectPolicy,
+    /// What `host status` shows, `retry_in_ms` aside.
+    status: HubLinkStatus,
+    /// When the next attempt is due (while disconnected).
+    retry_at: Option<Timestamp>,
+}
+
+impl LinkTracker {
+    /// A link to `hub` (named `hub_name`), not yet tried.
+    pub fn new(hub: String, hub_name: String, policy: ReconnectPolicy, now: Timestamp) -> Self {
+        Self {
+            policy,
+            status: HubLinkStatus {
+                hub,
+                hub_name,
+                state: HubLinkState::Disconnected,
+                since: now,
+                rtt_ms: None,
+                last_error: None,
+                connects: 0,
+                failures: 0,
+                retry_in_ms: None,
+            },
+            retry_at: None,
+        }
+    }
+
+    fn enter(&mut self, state: HubLinkState, now: Timestamp) {
+        if self.status.state != state {
+            self.status.state = state;
+            self.status.since = now;
+        }
+    }
+
+    /// An attempt starts.
+    pub fn connecting(&mut self, now: Timestamp) {
+        self.retry_at = None;
+        self.enter(HubLinkState::Connecting, now);
+    }
+
+    /// The hub accepted the hello.
+    pub fn connected(&mut self, now: Timestamp) {
+        self.retry_at = None;
+        self.status.failures = 0;
+        self.status.connects += 1;
+        self.status.rtt_ms = None;
+        self.enter(HubLinkState::Connected, now);
+    }
+
+    /// A ping came back after `rtt`.
+    pub fn round_trip(&mut self, rtt: Duration) {
+        self.status.rtt_ms = Some((rtt.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0);
+    }
+
+    /// The attempt or the link failed with `error`; returns how long to
+    /// wait before the next attempt.
+    pub fn failed(&mut self, error: String, jitter: f64, now: Timestamp) -> Duration {
+        self.status.failures = self.status.failures.saturating_add(1);
+        self.status.last_error = Some(error);
+        self.status.rtt_ms = None;
+        let delay = self.policy.delay(self.status.failures, jitter);
+        let millis = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        self.retry_at = Some(Timestamp(now.0.saturating_add(millis)));
+        self.enter(HubLinkState::Disconnected, now);
+        delay
+    }
+
+    /// What `host status` shows at `now`.
+    pub fn status(&self, now: Timestamp) -> HubLinkStatus {
+        let mut status = self.status.clone();
+        status.retry_in_ms = self.retry_at.map(|at| at.0.saturating_sub(now.0));
+        status
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const POLICY: ReconnectPolicy = ReconnectPolicy {
+        min: Duration::from_millis(100),
+        max: Duration::from_millis(1_000),
+    };
+
+    #[test]
+    fn delays_double_up_to_the_cap_and_jitter_stays_in_the_upper_half() {
+        assert_eq!(POLICY.delay(1, 1.0), Duration::from_millis(100));
+        assert_eq!(POLICY.delay(2, 1.0), Duration::from_millis(200));
+        assert_eq!(POLICY.delay(4, 1.0), Duration::from_millis(800));
+        assert_eq!(POLICY.delay(5, 1.0), Duration::from_millis(1_000));
+        assert_eq!(POLICY.delay(u32::MAX, 1.0), Duration::from_millis(1_000));
+        assert_eq!(POLICY.delay(1, 0.0), Duration::from_millis(50));
+        assert_eq!(POLICY.delay(0, 7.0), Duration::from_millis(100));
+    }
+
+    fn tracker() -> LinkTracker {
+        LinkTracker::new("127.0.0.1:1".into(), "hub".into(), POLICY, Timestamp(0))
+    }
+
+    #[test]
+    fn a_link_goes_connecting_connected_and_back_with_its_error() {
+        let mut t = tracker();
+        assert_eq!(t.status(Timestamp(0)).state, HubLinkState::Disconnected);
+        t.connecting(Timestamp(10));
+        t.connected(Timestamp(20));
+        t.round_trip(Duration::from_micros(1_500));
+        let up = t.status(Timestamp(30));
+        assert_eq!(
+            (up.state, up.since, up.connects),
+            (HubLinkState::Connected, Timestamp(20), 1)
+        );
+        assert_eq!(up.rtt_ms, Some(1.5));
+        assert_eq!(up.retry_in_ms, None);
+        let delay = t.failed("closed".into(), 1.0, Timestamp(40));
+        assert_eq!(delay, Duration::from_millis(100));
+        let down = t.status(Timestamp(90));
+        assert_eq!(down.state, HubLinkState::Disconnected);
+        assert_eq!((down.rtt_ms, down.retry_in_ms), (None, Some(50)));
+        assert_eq!(down.last_error.as_deref(), Some("closed"));
+    }
+
+    #[test]
+    fn failures_in_a_row_grow_the_delay_and_a_link_resets_them() {
+        let mut t = tracker();
+        let delays: Vec<_> = (0..3)
+            .map(|i| {
+                t.connecting(Timestamp(i));
+                t.failed("unreachable".into(), 1.0, Timestamp(i))
+            })
+            .collect();
+        assert_eq!(delays, [100, 200, 400].map(Duration::from_millis));
+        t.connecting(Timestamp(5));
+        t.connected(Timestamp(6));
+        assert_eq!(t.status(Timestamp(6)).failures, 0);
+        assert_eq!(
+            t.failed("lost".into(), 1.0, Timestamp(7)),
+            Duration::from_millis(100)
+        );
+    }
+
+    #[test]
+    fn since_changes_only_with_the_state() {
+        let mut t = tracker();
+        t.connecting(Timestamp(1));
+        t.connecting(Timestamp(2));
+        assert_eq!(t.status(Timestamp(3)).since, Timestamp(1));
+    }
+}

@@ -1,0 +1,133 @@
+//! A home that runs the hub: `flotilla hub init` (the CA, the hub's
+//! certificate and `[hub_server]` in `config.toml`) and `flotilla hub run`
+//! (the hub's endpoint in the foreground until SIGTERM or SIGINT).
+//!
+//! Owns the glue between a [`Home`] and the hub crate: where the files are
+//! and which config key says where to listen. The certificates are made by
+//! `flotilla_hub::setup`; the endpoint is `flotilla_hub::HubEndpoint`.
+
+use std::net::SocketAddr;
+use std::time::SystemTime;
+
+use flotilla_actors::federation::HubHandshake;
+use flotilla_actors::pki::AltName;
+use flotilla_actors::tls::Revocations;
+use flotilla_hub::setup::{self, CertPaths, Initialized, SetupError};
+use flotilla_hub::{BindError, HubEndpoint};
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::config::{ConfigError, HostConfig, HubServerConfig, write_hub_server};
+use crate::home::{Home, HomeError};
+
+/// Why the hub could not be set up or run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HubServerError {
+    /// The home cannot be used.
+    #[error(transparent)]
+    Home(#[from] HomeError),
+    /// `config.toml` is wrong.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The certificates could not be made or read.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    /// The listen address is not `IP:PORT`.
+    #[error(
+        "{0:?} is not a listen address; use IP:PORT, for example 0.0.0.0:7700 (all interfaces) or 127.0.0.1:7700"
+    )]
+    Listen(String),
+    /// This home has no hub.
+    #[error(
+        "this home runs no hub ([hub_server] is missing from {0}); run `flotilla hub init --name HUB` first"
+    )]
+    NotInitialized(String),
+    /// The endpoint could not bind.
+    #[error(transparent)]
+    Bind(#[from] BindError),
+    /// Signals could not be set up.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What `hub init` did.
+#[derive(Debug, Clone)]
+pub struct HubInit {
+    /// The certificates made.
+    pub made: Initialized,
+    /// The address recorded in `config.toml`.
+    pub listen: SocketAddr,
+    /// Where the certificates are.
+    pub certs: CertPaths,
+}
+
+/// Makes the CA and the hub's certificate under `home` (refusing if a CA
+/// exists) and records `[hub_server]` in its `config.toml`. The listen
+/// address, if it is a specific IP, is added to the certificate's names.
+pub fn init(
+    home: &Home,
+    name: &str,
+    listen: &str,
+    sans: &[String],
+    now: SystemTime,
+) -> Result<HubInit, HubServerError> {
+    let addr: SocketAddr = listen
+        .parse()
+        .map_err(|_| HubServerError::Listen(listen.to_owned()))?;
+    home.prepare()?;
+    HostConfig::load(&home.config_file)?;
+    let mut extra: Vec<AltName> = sans.iter().map(|s| alt_name(s)).collect();
+    if !addr.ip().is_unspecified() && !extra.contains(&AltName::Ip(addr.ip())) {
+        extra.push(AltName::Ip(addr.ip()));
+    }
+    let certs = CertPaths::new(&home.certs_dir);
+    let made = setup::init(&certs, name, extra, now)?;
+    let server = HubServerConfig {
+        name: name.to_owned(),
+        listen: addr.to_string(),
+    };
+    write_hub_server(&home.config_file, &server)?;
+    Ok(HubInit {
+        made,
+        listen: addr,
+        certs,
+    })
+}
+
+fn alt_name(s: &str) -> AltName {
+    match s.parse() {
+        Ok(ip) => AltName::Ip(ip),
+        Err(_) => AltName::Dns(s.to_owned()),
+    }
+}
+
+/// Runs the hub of `home` until SIGTERM or SIGINT. Logs go to stderr and
+/// `logs/hub.log`.
+pub async fn run(home: &Home) -> Result<(), HubServerError> {
+    home.prepare()?;
+    crate::logging::init_named(home, "hub.log")?;
+    let config = HostConfig::load(&home.config_file)?;
+    let server = config
+        .hub_server
+        .ok_or_else(|| HubServerError::NotInitialized(home.config_file.display().to_string()))?;
+    let addr: SocketAddr = server
+        .listen
+        .parse()
+        .map_err(|_| HubServerError::Listen(server.listen.clone()))?;
+    let quic = setup::hub_server_config(&CertPaths::new(&home.certs_dir), Revocations::new())?;
+    let endpoint = HubEndpoint::bind(addr, quic, HubHandshake::new(server.name.clone()))?;
+    let bound = endpoint.local_addr()?;
+    tracing::info!(hub = %server.name, listen = %bound, "hub listening");
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    endpoint
+        .run(async move {
+            tokio::select! {
+                _ = term.recv() => tracing::info!("SIGTERM received"),
+                _ = int.recv() => tracing::info!("SIGINT received"),
+            }
+        })
+        .await;
+    tracing::info!("hub stopped");
+    Ok(())
+}
