@@ -9,13 +9,13 @@ use std::time::Duration;
 use flotilla_tests::{TestHome, wait_until};
 use serde_json::Value;
 
-fn daemon() -> TestHome {
+pub(crate) fn daemon() -> TestHome {
     let mut home = TestHome::new();
     home.spawn_daemon("h");
     home
 }
 
-fn code(home: &TestHome, args: &[&str]) -> (i32, Value) {
+pub(crate) fn code(home: &TestHome, args: &[&str]) -> (i32, Value) {
     let mut all = vec!["--json"];
     all.extend_from_slice(args);
     let out = home.run(&all);
@@ -25,12 +25,12 @@ fn code(home: &TestHome, args: &[&str]) -> (i32, Value) {
 
 /// A sleep duration unique to this test process, so concurrent or earlier
 /// runs never match each other's processes.
-fn unique(n: u32) -> String {
+pub(crate) fn unique(n: u32) -> String {
     format!("{}{n}", 100_000 + std::process::id())
 }
 
 /// Whether any process still has `marker` in its command line.
-fn running_with(marker: &str) -> bool {
+pub(crate) fn running_with(marker: &str) -> bool {
     flotilla_tests::process_running(marker)
 }
 
@@ -317,148 +317,6 @@ fn a_large_prompt_arrives_whole_and_stays_out_of_the_process_list() {
 }
 
 #[test]
-fn a_turn_survives_a_daemon_crash_and_is_adopted() {
-    let mut home = daemon();
-    home.ok(&[
-        "lane",
-        "start",
-        "--cli",
-        "exec",
-        "-n",
-        "long",
-        "--",
-        "sh",
-        "-c",
-        "echo before; read line < /dev/null; sleep 2; echo after",
-    ]);
-    wait_until("the first output", Duration::from_secs(10), || {
-        let out = home.run(&["lane", "events", "long"]);
-        String::from_utf8_lossy(&out.stdout).contains("message: before")
-    });
-    home.kill_daemon();
-    home.spawn_daemon("h");
-    let (c, v) = code(&home, &["lane", "wait", "long"]);
-    assert_eq!(c, 0, "{v}");
-    assert_eq!(
-        v["result"], "before\nafter",
-        "output is neither lost nor repeated"
-    );
-    let events =
-        String::from_utf8_lossy(&home.run(&["lane", "events", "long"]).stdout).into_owned();
-    assert!(events.contains("adopted"), "{events}");
-}
-
-#[test]
-fn a_turn_whose_process_died_with_the_daemon_is_reported_lost() {
-    let mut home = daemon();
-    let doomed = unique(7);
-    home.ok(&[
-        "lane", "start", "--cli", "exec", "-n", "doomed", "--", "sleep", &doomed,
-    ]);
-    wait_until("the process", Duration::from_secs(10), || {
-        home.json(&["lane", "status", "doomed"])["pid"].is_number()
-    });
-    let pid = home.json(&["lane", "status", "doomed"])["pid"]
-        .as_i64()
-        .expect("pid");
-    home.kill_daemon();
-    std::process::Command::new("kill")
-        .args(["-s", "KILL", "--", &format!("-{pid}")])
-        .status()
-        .expect("kill group");
-    wait_until("the group to be gone", Duration::from_secs(10), || {
-        !running_with(&format!("sleep {}", unique(7)))
-    });
-    home.spawn_daemon("h");
-    let (c, v) = code(&home, &["lane", "wait", "doomed"]);
-    assert_eq!((c, v["status"].as_str()), (1, Some("lost")), "{v}");
-    assert!(
-        v["error"]
-            .as_str()
-            .expect("error")
-            .contains("was gone when the daemon restarted")
-    );
-}
-
-#[test]
-fn down_leaves_no_lane_process_running() {
-    let home = TestHome::new();
-    home.ok(&["up", "--name", "h"]);
-    let bg = unique(8);
-    home.ok(&[
-        "lane", "start", "--cli", "exec", "-n", "bg", "--", "sleep", &bg,
-    ]);
-    wait_until("the process", Duration::from_secs(10), || {
-        running_with(&format!("sleep {}", unique(8)))
-    });
-    home.ok(&["down"]);
-    assert!(
-        !running_with(&format!("sleep {}", unique(8))),
-        "flotilla down stops every lane's process"
-    );
-    home.ok(&["up", "--name", "h"]);
-    let (_, v) = code(&home, &["lane", "wait", "bg"]);
-    assert_eq!(v["status"], "interrupted");
-}
-
-fn stalling_daemon(restarts: u32) -> TestHome {
-    let mut home = TestHome::new();
-    let config = format!(
-        "watchdog_interval_ms = 100\nlane_stall_secs = 1.0\nlane_stall_restarts = {restarts}\n"
-    );
-    std::fs::write(home.path().join("config.toml"), config).expect("config");
-    home.spawn_daemon("h");
-    home
-}
-
-#[test]
-fn the_watchdog_restarts_a_stalled_turn_in_place() {
-    let home = stalling_daemon(2);
-    let marker = home.path().join("stalled-once");
-    let script = format!(
-        "if [ -e {m} ]; then echo recovered; else touch {m}; kill -STOP $$; fi",
-        m = marker.display()
-    );
-    let (c, v) = code(
-        &home,
-        &[
-            "lane", "run", "--cli", "exec", "-n", "stuck", "--", "sh", "-c", &script,
-        ],
-    );
-    assert_eq!((c, v["status"].as_str()), (0, Some("completed")), "{v}");
-    assert_eq!(v["result"], "recovered");
-    let events =
-        String::from_utf8_lossy(&home.run(&["lane", "events", "stuck"]).stdout).into_owned();
-    assert!(
-        events.contains("watchdog: no output and no CPU time"),
-        "{events}"
-    );
-    assert!(events.contains("restarted the turn"), "{events}");
-}
-
-#[test]
-fn the_watchdog_gives_up_after_its_restarts() {
-    let home = stalling_daemon(1);
-    let (c, v) = code(
-        &home,
-        &[
-            "lane",
-            "run",
-            "--cli",
-            "exec",
-            "-n",
-            "dead",
-            "--",
-            "sh",
-            "-c",
-            "kill -STOP $$",
-        ],
-    );
-    assert_eq!((c, v["status"].as_str()), (1, Some("failed")), "{v}");
-    assert!(v["error"].as_str().unwrap_or("").contains("gave up"), "{v}");
-}
-
-#[test]
 fn a_finished_lane_archives_itself_after_its_grace_period() {
     let home = daemon();
     home.ok(&[
@@ -533,33 +391,4 @@ fn env_and_inherited_groups_reach_the_lane() {
         2,
     );
     assert!(stderr.contains("is not K=V"), "{stderr}");
-}
-
-#[test]
-fn a_deadline_holds_across_a_daemon_crash() {
-    let mut home = daemon();
-    let sleeper = unique(9);
-    home.ok(&[
-        "lane",
-        "start",
-        "--cli",
-        "exec",
-        "-n",
-        "bounded",
-        "--timeout",
-        "3",
-        "--",
-        "sleep",
-        &sleeper,
-    ]);
-    wait_until("the process", Duration::from_secs(10), || {
-        running_with(&format!("sleep {sleeper}"))
-    });
-    home.kill_daemon();
-    home.spawn_daemon("h");
-    let (c, v) = code(&home, &["lane", "wait", "bounded"]);
-    assert_eq!((c, v["status"].as_str()), (124, Some("timed_out")), "{v}");
-    wait_until("no leftover process", Duration::from_secs(15), || {
-        !running_with(&format!("sleep {sleeper}"))
-    });
 }

@@ -5,6 +5,7 @@
 mod crash;
 mod daemon;
 mod hub;
+mod lane_recovery;
 mod lanes;
 mod messaging;
 mod model_server;

@@ -1,3 +1,5 @@
+//! Tests of the lane rules: turns, collection, archive, events and the store codec.
+
 use super::events::{EventKind, LaneEvent};
 use super::*;
 use crate::model::Timestamp;

@@ -1,3 +1,5 @@
+//! Tests of the control protocol's framing, parsing and error codes.
+
 use serde_json::json;
 
 use super::*;

@@ -1,3 +1,5 @@
+//! Tests of the store: acceptance, dedupe, order, acks, peers, group commit and schema versions.
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 

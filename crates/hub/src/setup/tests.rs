@@ -1,3 +1,5 @@
+//! Tests of hub setup: CA and certificate files, inventory, refusals.
+
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, SystemTime};
 

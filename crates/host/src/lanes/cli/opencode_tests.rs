@@ -1,3 +1,5 @@
+//! Tests of the opencode connector on real captured output.
+
 use flotilla_actors::lane::events::EventKind;
 
 use super::super::common::testing::{of, plan, run, spec};
