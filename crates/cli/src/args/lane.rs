@@ -1,0 +1,130 @@
+//! The `flotilla lane ...` command line, as plain data.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum LaneCommand {
+    /// Start a lane and wait for its first turn's result.
+    Run(LaneStartArgs),
+    /// Start a lane and return at once with its id.
+    Start(LaneStartArgs),
+    /// Add a follow-up turn to the same native session.
+    Resume(LaneResumeArgs),
+    /// Collect a lane's result (each result is handed out once).
+    Wait(LaneWaitArgs),
+    /// One lane's state.
+    Status(LaneName),
+    /// Interrupt a lane's running turn (SIGINT, then SIGTERM, then SIGKILL).
+    Interrupt(LaneName),
+    /// Archive a lane (interrupting its turn first); it keeps its events.
+    Archive(LaneName),
+    /// List lanes.
+    List {
+        /// Include archived lanes.
+        #[arg(long)]
+        all: bool,
+    },
+    /// A lane's event log (flotilla.lane.v1).
+    Events {
+        /// The lane.
+        name: String,
+        /// Keep printing new events until the turn ends.
+        #[arg(long)]
+        follow: bool,
+    },
+    /// Which CLIs are installed, their versions, and whether they are supported.
+    Doctor {
+        /// Only this CLI.
+        #[arg(long, value_name = "X")]
+        cli: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PromptArgs {
+    /// `-`: read the prompt from stdin.
+    #[arg(value_name = "-")]
+    pub(crate) stdin: Option<String>,
+    /// The prompt.
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["prompt_file", "stdin"])]
+    pub(crate) prompt: Option<String>,
+    /// Read the prompt from a file.
+    #[arg(long, value_name = "F", conflicts_with = "stdin")]
+    pub(crate) prompt_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LaneStartArgs {
+    /// The CLI: exec, claude, codex, qwen, gemini, pi, opencode, grok.
+    #[arg(long, value_name = "CLI")]
+    pub(crate) cli: String,
+    /// The lane's name (default: CLI-XXXX).
+    #[arg(short = 'n', long)]
+    pub(crate) name: Option<String>,
+    /// Working directory (default: the current one).
+    #[arg(short = 'C', long = "cd", value_name = "DIR")]
+    pub(crate) cd: Option<PathBuf>,
+    /// Model, passed to the CLI.
+    #[arg(short = 'm', long)]
+    pub(crate) model: Option<String>,
+    /// default, workspace or bypass.
+    #[arg(long, default_value = "default")]
+    pub(crate) permissions: String,
+    /// Per-turn deadline in seconds (survives a daemon restart).
+    #[arg(long, value_name = "S")]
+    pub(crate) timeout: Option<u64>,
+    /// Keep the lane for follow-up turns and messages.
+    #[arg(long)]
+    pub(crate) persistent: bool,
+    /// Archive the lane this long after a turn ends.
+    #[arg(long, value_name = "S", default_value_t = 60)]
+    pub(crate) auto_archive_after: u64,
+    /// Never archive automatically.
+    #[arg(long)]
+    pub(crate) no_auto_archive: bool,
+    /// A group to join (repeatable).
+    #[arg(short = 'g', long = "group", value_name = "GROUP")]
+    pub(crate) groups: Vec<String>,
+    /// Also join every group of the owner.
+    #[arg(long)]
+    pub(crate) inherit_groups: bool,
+    /// The owner (default: the operator).
+    #[arg(long = "as", value_name = "PEER")]
+    pub(crate) as_peer: Option<String>,
+    /// Extra environment for the CLI (repeatable).
+    #[arg(long = "env", value_name = "K=V")]
+    pub(crate) env: Vec<String>,
+    #[command(flatten)]
+    pub(crate) prompt: PromptArgs,
+    /// For exec: the command; for other CLIs: arguments passed unchanged.
+    #[arg(last = true, value_name = "ARGS")]
+    pub(crate) args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LaneResumeArgs {
+    /// The lane.
+    pub(crate) name: String,
+    #[command(flatten)]
+    pub(crate) prompt: PromptArgs,
+    /// Wait for the turn's result, like `run`.
+    #[arg(long)]
+    pub(crate) wait: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LaneWaitArgs {
+    /// The lane.
+    pub(crate) name: String,
+    /// Give up after S seconds (exit 124; the turn goes on).
+    #[arg(long, value_name = "S")]
+    pub(crate) timeout: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LaneName {
+    /// The lane.
+    pub(crate) name: String,
+}
