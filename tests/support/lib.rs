@@ -89,8 +89,13 @@ pub fn free_udp_port() -> u16 {
 
 /// Sends SIGTERM to `child` and waits (at most 30 s) for it to exit.
 pub fn stop_child(child: &mut Child) -> std::process::ExitStatus {
+    signal_child(child, "TERM")
+}
+
+/// Sends SIG`signal` to `child` and waits (at most 30 s) for it to exit.
+pub fn signal_child(child: &mut Child, signal: &str) -> std::process::ExitStatus {
     let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+        .args([format!("-{signal}"), child.id().to_string()])
         .status()
         .expect("kill");
     assert!(status.success());
@@ -101,7 +106,7 @@ pub fn stop_child(child: &mut Child) -> std::process::ExitStatus {
         }
         assert!(
             Instant::now() < deadline,
-            "process did not exit after SIGTERM"
+            "process did not exit after SIG{signal}"
         );
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -259,22 +264,7 @@ impl TestHome {
     /// returns its exit status.
     pub fn signal_daemon(&mut self, signal: &str) -> std::process::ExitStatus {
         let mut child = self.daemon.take().expect("daemon running");
-        let status = Command::new("kill")
-            .args([format!("-{signal}"), child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success());
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Some(status) = child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "daemon did not exit after SIG{signal}"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        signal_child(&mut child, signal)
     }
 
     /// `kill -9` of the foreground daemon, at once; waits for it to be gone.
