@@ -78,6 +78,41 @@ pub struct HubServerConfig {
     pub name: String,
     /// The UDP address it listens on.
     pub listen: String,
+    /// A message queued for an offline host is dropped after this many
+    /// seconds (default 7 days); its sender's outbox shows why.
+    #[serde(default = "default_queue_ttl_secs")]
+    pub queue_ttl_secs: u64,
+    /// Most messages queued at the hub per offline host.
+    #[serde(default = "default_queue_max_messages")]
+    pub queue_max_messages: u64,
+    /// Most bytes (bodies and summaries) queued at the hub per offline host.
+    #[serde(default = "default_queue_max_bytes")]
+    pub queue_max_bytes: u64,
+}
+
+fn default_queue_ttl_secs() -> u64 {
+    7 * 24 * 3600
+}
+
+fn default_queue_max_messages() -> u64 {
+    10_000
+}
+
+fn default_queue_max_bytes() -> u64 {
+    256 * 1024 * 1024
+}
+
+impl HubServerConfig {
+    /// A hub named `name` listening on `listen`, other keys at their defaults.
+    pub fn new(name: String, listen: String) -> Self {
+        Self {
+            name,
+            listen,
+            queue_ttl_secs: default_queue_ttl_secs(),
+            queue_max_messages: default_queue_max_messages(),
+            queue_max_bytes: default_queue_max_bytes(),
+        }
+    }
 }
 
 /// Where and how a host links to its hub, resolved from the config and
@@ -299,10 +334,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("config.toml");
         std::fs::write(&path, "# mine\nname = \"ws\"").expect("write");
-        let mut hub = HubServerConfig {
-            name: "hub.test".into(),
-            listen: "0.0.0.0:7700".into(),
-        };
+        let mut hub = HubServerConfig::new("hub.test".into(), "0.0.0.0:7700".into());
         write_hub_server(&path, &hub).expect("append");
         let text = std::fs::read_to_string(&path).expect("read");
         assert!(text.starts_with("# mine\n"), "{text}");

@@ -7,13 +7,19 @@
 //! `flotilla_hub::setup`; the endpoint is `flotilla_hub::HubEndpoint`.
 
 use std::net::SocketAddr;
-use std::time::SystemTime;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
 
 use flotilla_actors::federation::HubHandshake;
 use flotilla_actors::pki::AltName;
 use flotilla_actors::tls::Revocations;
 use flotilla_hub::setup::{self, CertPaths, Initialized, SetupError};
+use flotilla_hub::control::{self, HubControlError};
+use flotilla_hub::core::{CoreArgs, HubCore, QueueLimits};
+use flotilla_hub::store::{HubStore, HubStoreError};
+use flotilla_hub::view::HubRosterReply;
 use flotilla_hub::{BindError, HubEndpoint};
+use ractor::Actor;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::config::{ConfigError, HostConfig, HubServerConfig, write_hub_server};
@@ -45,9 +51,18 @@ pub enum HubServerError {
     /// The endpoint could not bind.
     #[error(transparent)]
     Bind(#[from] BindError),
-    /// Signals could not be set up.
+    /// Signals or the control socket could not be set up.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// The hub's store could not be opened.
+    #[error(transparent)]
+    Store(#[from] HubStoreError),
+    /// The hub's core did not start.
+    #[error("the hub's core could not start: {0}")]
+    Core(String),
+    /// The running hub could not be asked.
+    #[error(transparent)]
+    Control(#[from] HubControlError),
 }
 
 /// What `hub init` did.
@@ -82,10 +97,7 @@ pub fn init(
     }
     let certs = CertPaths::new(&home.certs_dir);
     let made = setup::init(&certs, name, extra, now)?;
-    let server = HubServerConfig {
-        name: name.to_owned(),
-        listen: addr.to_string(),
-    };
+    let server = HubServerConfig::new(name.to_owned(), addr.to_string());
     write_hub_server(&home.config_file, &server)?;
     Ok(HubInit {
         made,
@@ -115,7 +127,24 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
         .parse()
         .map_err(|_| HubServerError::Listen(server.listen.clone()))?;
     let quic = setup::hub_server_config(&CertPaths::new(&home.certs_dir), Revocations::new())?;
-    let endpoint = HubEndpoint::bind(addr, quic, HubHandshake::new(server.name.clone()))?;
+    let store = HubStore::open(&hub_store_file(home))?;
+    let limits = QueueLimits {
+        ttl: Duration::from_secs(server.queue_ttl_secs),
+        max_messages: server.queue_max_messages,
+        max_bytes: server.queue_max_bytes,
+    };
+    let args = CoreArgs {
+        hub: server.name.clone(),
+        store,
+        limits,
+    };
+    let (core, core_task) = Actor::spawn(None, HubCore, args)
+        .await
+        .map_err(|e| HubServerError::Core(e.to_string()))?;
+    let control = control::bind(&hub_socket(home))?;
+    let control_task = tokio::spawn(control::serve(control, core.clone()));
+    let endpoint = HubEndpoint::bind(addr, quic, HubHandshake::new(server.name.clone()))?
+        .with_core(core.clone());
     let bound = endpoint.local_addr()?;
     tracing::info!(hub = %server.name, listen = %bound, "hub listening");
     let mut term = signal(SignalKind::terminate())?;
@@ -128,6 +157,25 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
             }
         })
         .await;
+    control_task.abort();
+    let _ = std::fs::remove_file(hub_socket(home));
+    core.stop(None);
+    let _ = core_task.await;
     tracing::info!("hub stopped");
     Ok(())
+}
+
+/// The hub's store in `home`.
+pub fn hub_store_file(home: &Home) -> PathBuf {
+    home.state_dir.join("hub.redb")
+}
+
+/// The hub's control socket in `home` (`flotilla hub roster` asks there).
+pub fn hub_socket(home: &Home) -> PathBuf {
+    home.run_dir.join("hub.sock")
+}
+
+/// Asks the hub running from `home` for the federation's roster.
+pub async fn roster(home: &Home) -> Result<HubRosterReply, HubServerError> {
+    Ok(control::roster(&hub_socket(home)).await?)
 }

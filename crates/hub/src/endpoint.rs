@@ -11,12 +11,14 @@
 use std::future::Future;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use flotilla_actors::federation::{DEFAULT_MAX_FRAME, HubHandshake, Refusal};
 use tokio::sync::broadcast;
 use tokio::task::JoinSet;
 
+use crate::core::CoreRef;
 use crate::session::{self, Shared};
 use crate::transport::close;
 
@@ -126,8 +128,19 @@ impl HubEndpoint {
             handshake,
             max_frame: DEFAULT_MAX_FRAME,
             events,
+            core: None,
+            next_link: AtomicU64::new(1),
         });
         Ok(Self { endpoint, shared })
+    }
+
+    /// Hands every accepted link's frames to `core` (the hub's roster,
+    /// routing and queues). Without a core, links only answer pings.
+    pub fn with_core(mut self, core: CoreRef) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.core = Some(core);
+        }
+        self
     }
 
     /// The address hosts should dial.

@@ -9,10 +9,15 @@
 //! `flotilla_actors::federation` and trust in `flotilla_actors::tls`; this
 //! crate only drives them.
 
+pub mod control;
+pub mod core;
 pub mod endpoint;
 pub mod link;
+pub mod roster;
 mod session;
 pub mod setup;
+pub mod store;
+pub mod view;
 pub mod transport;
 
 pub use endpoint::{BindError, HubEndpoint, LinkEvent};

@@ -10,9 +10,14 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use flotilla_actors::federation::{Frame, HubHandshake, Refusal, read_frame, write_frame};
-use flotilla_actors::tls;
-use tokio::sync::broadcast;
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use flotilla_actors::model::Timestamp;
+use flotilla_actors::names::HostName;
+use flotilla_actors::tls;
+use tokio::sync::{broadcast, mpsc};
+
+use crate::core::{CoreMsg, CoreRef, LinkHandle};
 use crate::endpoint::LinkEvent;
 use crate::transport::close;
 
@@ -31,6 +36,11 @@ pub(crate) struct Shared {
     pub(crate) max_frame: usize,
     /// Where link events go.
     pub(crate) events: broadcast::Sender<LinkEvent>,
+    /// The owner of the roster and queues; without one, links only answer
+    /// pings.
+    pub(crate) core: Option<CoreRef>,
+    /// Numbers links, so that a host's old link is told from its new one.
+    pub(crate) next_link: AtomicU64,
 }
 
 impl Shared {
@@ -177,9 +187,36 @@ impl Link<'_> {
         shared.emit(LinkEvent::Up {
             host: identity.clone(),
             remote,
-            version,
+            version: version.clone(),
         });
-        let reason = answer_pings(shared, &mut control).await;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let Control { send, mut recv } = control;
+        let writer = tokio::spawn(write_frames(send, rx, shared.max_frame));
+        let core = shared.core.clone().zip(HostName::new(&identity).ok());
+        let link_id = shared.next_link.fetch_add(1, Ordering::Relaxed);
+        if let Some((core, host)) = &core {
+            let link = LinkHandle {
+                id: link_id,
+                tx: tx.clone(),
+                connection: connection.clone(),
+                remote,
+                since: Timestamp::now(),
+            };
+            let _ = core.send_message(CoreMsg::LinkUp {
+                host: host.clone(),
+                version,
+                link,
+            });
+        }
+        let reason = read_frames(shared, &mut recv, &tx, core.as_ref(), link_id).await;
+        if let Some((core, host)) = &core {
+            let _ = core.send_message(CoreMsg::LinkDown {
+                host: host.clone(),
+                link_id,
+            });
+        }
+        drop(tx);
+        writer.abort();
         connection.close(close::NORMAL.into(), b"bye");
         tracing::info!(host = %identity, %reason, "host link closed");
         shared.emit(LinkEvent::Closed {
@@ -212,25 +249,55 @@ async fn open(
     }
 }
 
-/// Answers pings until the host finishes its stream or the link fails;
-/// returns why it ended.
-async fn answer_pings(shared: &Shared, control: &mut Control) -> String {
+/// Reads the host's frames until it finishes its stream or the link
+/// fails: answers pings itself and hands everything else to the core.
+/// Returns why the link ended.
+async fn read_frames(
+    shared: &Shared,
+    recv: &mut quinn::RecvStream,
+    tx: &mpsc::UnboundedSender<Frame>,
+    core: Option<&(CoreRef, HostName)>,
+    link_id: u64,
+) -> String {
     loop {
-        let frame = match read_frame(&mut control.recv, shared.max_frame).await {
+        let frame = match read_frame(recv, shared.max_frame).await {
             Ok(Some(frame)) => frame,
             Ok(None) => return "the host ended the link".to_owned(),
             Err(e) => return e.to_string(),
         };
-        match frame {
-            Frame::Ping { nonce } => {
-                let pong = Frame::Pong { nonce };
-                if let Err(e) = write_frame(&mut control.send, &pong, shared.max_frame).await {
-                    return e.to_string();
+        match (frame, core) {
+            (Frame::Ping { nonce }, _) => {
+                let _ = tx.send(Frame::Pong { nonce });
+            }
+            (frame, Some((core, host))) => {
+                let msg = CoreMsg::Frame {
+                    host: host.clone(),
+                    link_id,
+                    frame,
+                };
+                if core.send_message(msg).is_err() {
+                    return "the hub is stopping".to_owned();
                 }
             }
-            other => tracing::debug!(kind = other.kind(), "frame not handled yet; ignored"),
+            (other, None) => tracing::debug!(kind = other.kind(), "no hub core; frame ignored"),
         }
     }
+}
+
+/// Writes the frames queued for the host, in order, until the queue closes
+/// or the stream fails.
+async fn write_frames(
+    mut send: quinn::SendStream,
+    mut rx: mpsc::UnboundedReceiver<Frame>,
+    max_frame: usize,
+) {
+    while let Some(frame) = rx.recv().await {
+        if let Err(e) = write_frame(&mut send, &frame, max_frame).await {
+            tracing::debug!("writing to a host failed: {e}");
+            return;
+        }
+    }
+    let _ = send.finish();
 }
 
 fn fail(shared: &Shared, remote: SocketAddr, reason: String) {

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Message, PeerRecord};
-use crate::names::{HostName, PeerId};
+use crate::names::{HostName, MessageId, PeerId};
 
 /// The federation protocol version this build speaks. A hub refuses a host
 /// that speaks another.
@@ -37,12 +37,30 @@ pub enum Frame {
         /// The ping's nonce.
         nonce: u64,
     },
-    /// Peers joined, changed or left on a host (the roster work fills this
-    /// in).
+    /// Host to hub: this host's peers changed (`reset`: the whole set
+    /// follows, replacing what the hub knew). Hub to host: the peers of
+    /// other hosts that this host may now see.
     RosterDelta(RosterDelta),
-    /// A message for peers on the receiving side (the routing work fills
-    /// this in).
+    /// Hub to host: a message for peers of the receiving host, to store and
+    /// then acknowledge with [`Frame::Delivered`].
     Deliver(Deliver),
+    /// Host to hub: a message from one of this host's peers for peers of
+    /// other hosts; answered with [`Frame::Forwarded`] once the hub has it
+    /// on disk (or refuses it).
+    Forward(Forward),
+    /// Hub to host: the verdict on a [`Frame::Forward`].
+    Forwarded(Forwarded),
+    /// Host to hub: a [`Frame::Deliver`] is on disk at the host.
+    Delivered(Delivered),
+    /// Hub to host: a forwarded message reached its recipients' host (or
+    /// could not).
+    Receipt(Receipt),
+    /// Host to hub: the host received receipts up to and including `seq`;
+    /// the hub may forget them.
+    ReceiptAck {
+        /// The last receipt sequence number received.
+        seq: u64,
+    },
 }
 
 impl Frame {
@@ -56,6 +74,11 @@ impl Frame {
             Self::Pong { .. } => "Pong",
             Self::RosterDelta(_) => "RosterDelta",
             Self::Deliver(_) => "Deliver",
+            Self::Forward(_) => "Forward",
+            Self::Forwarded(_) => "Forwarded",
+            Self::Delivered(_) => "Delivered",
+            Self::Receipt(_) => "Receipt",
+            Self::ReceiptAck { .. } => "ReceiptAck",
         }
     }
 }
@@ -117,24 +140,126 @@ pub enum RefusalCode {
     Other,
 }
 
-/// Changes to a host's roster. Placeholder shape: the roster work decides
-/// the final one.
+/// A change of roster. Host to hub: the sender's own peers. Hub to host:
+/// the remote peers the receiver may see, with their hosts' link state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RosterDelta {
-    /// The sender's roster sequence after this change, to detect gaps.
-    pub seq: u64,
+    /// Whether `upserts` is the whole set (everything else is gone).
+    pub reset: bool,
     /// Peers added or changed.
-    pub upserts: Vec<PeerRecord>,
+    pub upserts: Vec<RosterPeer>,
     /// Peers gone.
     pub removed: Vec<PeerId>,
 }
 
-/// A message routed over the link. Placeholder shape: the routing work
-/// decides the final one.
+/// One peer in a roster exchange.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RosterPeer {
+    /// The peer as its host keeps it.
+    pub record: PeerRecord,
+    /// Hub to host: whether the peer's host is linked now (its messages
+    /// are queued at the hub otherwise). Host to hub: always true.
+    pub online: bool,
+}
+
+/// A message for peers of the receiving host.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Deliver {
-    /// The message, as its sending host stored it.
+    /// The hub's sequence number of this delivery, echoed in
+    /// [`Delivered`]; increasing per receiving host.
+    pub seq: u64,
+    /// The message as its sending host accepted it.
     pub message: Message,
+    /// The recipients on the receiving host.
+    pub to: Vec<PeerId>,
+}
+
+/// A message for peers of other hosts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Forward {
+    /// The message as this host accepted it (`from` is one of its peers).
+    pub message: Message,
+    /// The recipients on other hosts.
+    pub to: Vec<PeerId>,
+}
+
+/// The hub's verdict on a forward.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Forwarded {
+    /// The message.
+    pub id: MessageId,
+    /// What became of it.
+    pub outcome: ForwardOutcome,
+}
+
+/// What the hub did with a forward.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ForwardOutcome {
+    /// On disk at the hub, queued for each recipient's host (also when it
+    /// was queued before: retries are never stored twice).
+    Queued,
+    /// Refused as a whole; nothing was queued.
+    Refused {
+        /// What kind of refusal.
+        code: ForwardRefusal,
+        /// For a person: what was wrong and what to do.
+        reason: String,
+    },
+}
+
+/// Why the hub refused a forward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ForwardRefusal {
+    /// The source peer does not belong to the sending host.
+    NotOwner,
+    /// A recipient is unknown to the hub.
+    UnknownPeer,
+    /// A recipient shares no group with the source (or is not in the
+    /// broadcast group).
+    OutOfScope,
+    /// A recipient host's queue at the hub is full.
+    QuotaExceeded,
+    /// The message is malformed (no recipients, a recipient on the sending
+    /// host).
+    Malformed,
+    /// The hub could not store it; retry later.
+    Unavailable,
+}
+
+/// A delivery stored by the receiving host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delivered {
+    /// The [`Deliver::seq`] acknowledged.
+    pub seq: u64,
+    /// The message.
+    pub id: MessageId,
+    /// Recipients that were no longer peers of the host (the rest got it).
+    pub gone: Vec<PeerId>,
+}
+
+/// What became of a forwarded message at one recipient host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Receipt {
+    /// The hub's sequence number of receipts for the receiving host.
+    pub seq: u64,
+    /// The message.
+    pub id: MessageId,
+    /// The recipients it concerns.
+    pub to: Vec<PeerId>,
+    /// Whether they got it.
+    pub state: ReceiptState,
+}
+
+/// The end state of a message at a recipient.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReceiptState {
+    /// In the recipients' inboxes.
+    Delivered,
+    /// Not delivered, and never will be.
+    Dropped {
+        /// Why (expired at the hub, the peer left).
+        reason: String,
+    },
 }
 
 #[cfg(test)]
@@ -156,7 +281,7 @@ mod tests {
             }),
             Frame::Ping { nonce: 7 },
             Frame::RosterDelta(RosterDelta {
-                seq: 1,
+                reset: true,
                 upserts: Vec::new(),
                 removed: vec![PeerId::parse("laptop/a").expect("id")],
             }),

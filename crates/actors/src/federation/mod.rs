@@ -15,7 +15,14 @@
 //!  |<------------ HelloAck | HelloRefused --|  (refused: the hub closes the link)
 //!  |-- Ping {nonce} ----------------------->|
 //!  |<----------------------- Pong {nonce} --|
-//!  |<== RosterDelta / Deliver (later) ====>|
+//!  |== RosterDelta {reset} (own peers) ==>|  then deltas on every change
+//!  |<== RosterDelta (visible remote peers) =|
+//!  |-- Forward {message, to} ------------->|  checked, stored, then
+//!  |<--------- Forwarded {Queued|Refused} --|
+//!  |<------------- Deliver {seq, message} --|  (to the recipients' host)
+//!  |-- Delivered {seq} ------------------->|  on disk there
+//!  |<------------- Receipt {seq, id, ...} --|  (to the sender's host)
+//!  |-- ReceiptAck {seq} ------------------->|
 //! ```
 
 pub mod frames;
@@ -23,7 +30,9 @@ pub mod framing;
 pub mod handshake;
 
 pub use frames::{
-    Deliver, Frame, Hello, HelloAck, HelloRefused, PROTOCOL_VERSION, RefusalCode, RosterDelta,
+    Deliver, Delivered, Forward, ForwardOutcome, ForwardRefusal, Forwarded, Frame, Hello,
+    HelloAck, HelloRefused, PROTOCOL_VERSION, Receipt, ReceiptState, RefusalCode, RosterDelta,
+    RosterPeer,
 };
 pub use framing::{DEFAULT_MAX_FRAME, FramingError, read_frame, write_frame};
 pub use handshake::{Accepted, HandshakeError, HostHandshake, HubHandshake, Refusal};

@@ -1,0 +1,131 @@
+//! The hub's local control socket: how `flotilla hub roster` on the hub's
+//! machine asks the running hub. One JSON request per line
+//! (`{"op":"hub.roster"}`), one JSON answer per line.
+//!
+//! Owns the socket (created owner-only, 0600) and the request shapes. Only
+//! reads from the core; must not change the roster or queues.
+
+use std::path::Path;
+use std::time::Duration;
+
+use ractor::rpc::CallResult;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+
+use crate::core::{CoreMsg, CoreRef};
+use crate::view::HubRosterReply;
+
+/// How long a request may take.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A request on the hub's control socket.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op")]
+pub enum HubRequest {
+    /// The operator's roster.
+    #[serde(rename = "hub.roster")]
+    Roster,
+}
+
+/// An answer: the result, or an error for a person.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HubAnswer {
+    /// The roster.
+    Roster(HubRosterReply),
+    /// What went wrong.
+    Error(String),
+}
+
+/// Why the control socket could not be served or asked.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HubControlError {
+    /// No hub answers at the socket.
+    #[error(
+        "no hub is running from this home (nothing answers at {path}: {source}); start it with `flotilla hub run`"
+    )]
+    NotRunning {
+        /// The socket.
+        path: String,
+        /// The OS reason.
+        source: std::io::Error,
+    },
+    /// The exchange failed.
+    #[error("the hub's control socket failed: {0}")]
+    Io(#[from] std::io::Error),
+    /// The hub answered something unreadable.
+    #[error("the hub answered something this flotilla cannot read ({0}); run the same release")]
+    Decode(#[from] serde_json::Error),
+    /// The hub reported an error.
+    #[error("the hub refused: {0}")]
+    Refused(String),
+}
+
+/// Binds the socket at `path` (replacing a stale one), owner-only.
+pub fn bind(path: &Path) -> Result<UnixListener, std::io::Error> {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::remove_file(path);
+    let listener = UnixListener::bind(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+/// Serves requests until the task is dropped.
+pub async fn serve(listener: UnixListener, core: CoreRef) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let core = core.clone();
+        tokio::spawn(async move {
+            if let Err(e) = answer(stream, core).await {
+                tracing::debug!("hub control client: {e}");
+            }
+        });
+    }
+}
+
+async fn answer(stream: UnixStream, core: CoreRef) -> Result<(), HubControlError> {
+    let (read, mut write) = stream.into_split();
+    let mut lines = BufReader::new(read).lines();
+    while let Some(line) = lines.next_line().await? {
+        let answer = match serde_json::from_str::<HubRequest>(&line) {
+            Ok(HubRequest::Roster) => {
+                match core.call(CoreMsg::Roster, Some(ANSWER_TIMEOUT)).await {
+                    Ok(CallResult::Success(roster)) => HubAnswer::Roster(roster),
+                    _ => HubAnswer::Error("the hub did not answer in time".into()),
+                }
+            }
+            Err(e) => HubAnswer::Error(format!("bad request: {e}")),
+        };
+        let mut out = serde_json::to_vec(&answer)?;
+        out.push(b'\n');
+        write.write_all(&out).await?;
+    }
+    Ok(())
+}
+
+/// Asks the hub at `path` for its roster.
+pub async fn roster(path: &Path) -> Result<HubRosterReply, HubControlError> {
+    let stream = UnixStream::connect(path)
+        .await
+        .map_err(|source| HubControlError::NotRunning {
+            path: path.display().to_string(),
+            source,
+        })?;
+    let (read, mut write) = stream.into_split();
+    let mut request = serde_json::to_vec(&HubRequest::Roster)?;
+    request.push(b'\n');
+    write.write_all(&request).await?;
+    let mut lines = BufReader::new(read).lines();
+    let line = tokio::time::timeout(ANSWER_TIMEOUT, lines.next_line())
+        .await
+        .map_err(|_| HubControlError::Refused("no answer in time".into()))??
+        .unwrap_or_default();
+    match serde_json::from_str(&line)? {
+        HubAnswer::Roster(r) => Ok(r),
+        HubAnswer::Error(e) => Err(HubControlError::Refused(e)),
+    }
+}

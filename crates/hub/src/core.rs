@@ -1,0 +1,403 @@
+//! The `HubCore` actor: the one owner of the hub's roster and store. Every
+//! session hands it the frames of its host; it decides with the roster,
+//! writes to the store, and answers through each link's outgoing queue.
+//!
+//! Being one actor makes every decision see one consistent roster, and
+//! every forward is on disk before its `Forwarded` leaves. Deliveries to a
+//! host are pushed in queue order, at most [`WINDOW`] unacknowledged at a
+//! time; whatever was not acknowledged is pushed again when the host comes
+//! back. Must not touch sockets: sessions own their streams and only hand
+//! over frames through [`LinkHandle`]s.
+
+use std::collections::{BTreeSet, HashMap};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use flotilla_actors::federation::{
+    Delivered, Forward, ForwardOutcome, ForwardRefusal, Forwarded, Frame, Receipt, RosterDelta,
+};
+use flotilla_actors::model::Timestamp;
+use flotilla_actors::names::HostName;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use tokio::sync::mpsc;
+
+use crate::roster::HubRoster;
+use crate::store::{Depth, HubStore, size_of_message};
+use crate::transport::close;
+use crate::view::{self, HubRosterReply};
+
+/// Deliveries in flight to one host before the hub waits for acks.
+pub const WINDOW: usize = 256;
+/// How often queued deliveries are checked for expiry.
+const EXPIRY_SWEEP: Duration = Duration::from_secs(60);
+
+/// Limits of the hub's queues.
+#[derive(Debug, Clone, Copy)]
+pub struct QueueLimits {
+    /// A delivery not taken by its host within this time is dropped.
+    pub ttl: Duration,
+    /// Most messages queued per host.
+    pub max_messages: u64,
+    /// Most bytes (bodies and summaries) queued per host.
+    pub max_bytes: u64,
+}
+
+impl Default for QueueLimits {
+    fn default() -> Self {
+        Self {
+            ttl: Duration::from_secs(7 * 24 * 3600),
+            max_messages: 10_000,
+            max_bytes: 256 * 1024 * 1024,
+        }
+    }
+}
+
+/// One live link, as the core sees it.
+#[derive(Debug, Clone)]
+pub struct LinkHandle {
+    /// Tells this link from an older one of the same host.
+    pub id: u64,
+    /// Frames to send to the host.
+    pub tx: mpsc::UnboundedSender<Frame>,
+    /// For its round-trip time and to close it.
+    pub connection: quinn::Connection,
+    /// Where the host connects from.
+    pub remote: SocketAddr,
+    /// When it came up.
+    pub since: Timestamp,
+}
+
+/// Messages of the core.
+#[derive(Debug)]
+pub enum CoreMsg {
+    /// A host passed the handshake.
+    LinkUp {
+        /// The name in its certificate.
+        host: HostName,
+        /// The release it runs.
+        version: String,
+        /// Its link.
+        link: LinkHandle,
+    },
+    /// A host's link ended.
+    LinkDown {
+        /// The host.
+        host: HostName,
+        /// Which link.
+        link_id: u64,
+    },
+    /// A frame from a host.
+    Frame {
+        /// The host (from its certificate).
+        host: HostName,
+        /// Which link.
+        link_id: u64,
+        /// The frame.
+        frame: Frame,
+    },
+    /// The operator's view.
+    Roster(RpcReplyPort<HubRosterReply>),
+    /// Drop what is older than the TTL.
+    Expire,
+}
+
+/// A handle on the core.
+pub type CoreRef = ActorRef<CoreMsg>;
+
+/// The hub core actor.
+#[derive(Debug)]
+pub struct HubCore;
+
+/// What the core starts from.
+#[derive(Debug)]
+pub struct CoreArgs {
+    /// The hub's name.
+    pub hub: String,
+    /// The open store.
+    pub store: HubStore,
+    /// Queue limits.
+    pub limits: QueueLimits,
+}
+
+/// The core's state.
+#[derive(Debug)]
+pub struct CoreState {
+    hub: String,
+    store: HubStore,
+    limits: QueueLimits,
+    roster: HubRoster,
+    links: HashMap<HostName, LinkHandle>,
+    depths: HashMap<HostName, Depth>,
+    /// Per linked host: the last delivery seq pushed, and how many are
+    /// unacknowledged.
+    pushed: HashMap<HostName, (u64, usize)>,
+}
+
+impl Actor for HubCore {
+    type Msg = CoreMsg;
+    type State = CoreState;
+    type Arguments = CoreArgs;
+
+    async fn pre_start(
+        &self,
+        myself: CoreRef,
+        args: CoreArgs,
+    ) -> Result<CoreState, ActorProcessingErr> {
+        let roster = HubRoster::new(args.store.load_hosts()?);
+        let depths = args.store.depths()?;
+        myself.send_interval(EXPIRY_SWEEP, || CoreMsg::Expire);
+        let _ = myself.send_message(CoreMsg::Expire);
+        Ok(CoreState {
+            hub: args.hub,
+            store: args.store,
+            limits: args.limits,
+            roster,
+            links: HashMap::new(),
+            depths,
+            pushed: HashMap::new(),
+        })
+    }
+
+    async fn handle(
+        &self,
+        _: CoreRef,
+        msg: CoreMsg,
+        state: &mut CoreState,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            CoreMsg::LinkUp {
+                host,
+                version,
+                link,
+            } => state.link_up(host, version, link),
+            CoreMsg::LinkDown { host, link_id } => state.link_down(&host, link_id),
+            CoreMsg::Frame {
+                host,
+                link_id,
+                frame,
+            } => {
+                if state.links.get(&host).is_some_and(|l| l.id == link_id) {
+                    state.on_frame(&host, frame);
+                }
+            }
+            CoreMsg::Roster(reply) => {
+                let _ = reply.send(view::roster(
+                    &state.hub,
+                    &state.roster,
+                    &state.links,
+                    &state.depths,
+                ));
+            }
+            CoreMsg::Expire => state.expire(),
+        }
+        Ok(())
+    }
+}
+
+impl CoreState {
+    fn send(&self, host: &HostName, frame: Frame) {
+        if let Some(link) = self.links.get(host) {
+            let _ = link.tx.send(frame);
+        }
+    }
+
+    fn link_up(&mut self, host: HostName, version: String, link: LinkHandle) {
+        if let Some(old) = self.links.insert(host.clone(), link) {
+            old.connection
+                .close(close::NORMAL.into(), b"replaced by a newer link");
+        }
+        self.pushed.insert(host.clone(), (0, 0));
+        let watchers = self
+            .roster
+            .set_online(&host, true, Some(version), Timestamp::now());
+        self.persist(&host);
+        let reset = self.roster.reset_view(&host);
+        self.send(&host, Frame::RosterDelta(reset));
+        self.tell(&watchers);
+        match self.store.receipts(&host) {
+            Ok(receipts) => receipts
+                .into_iter()
+                .for_each(|r| self.send(&host, Frame::Receipt(r))),
+            Err(e) => tracing::error!(%host, "cannot read receipts: {e}"),
+        }
+        self.pump(&host);
+    }
+
+    fn link_down(&mut self, host: &HostName, link_id: u64) {
+        if !self.links.get(host).is_some_and(|l| l.id == link_id) {
+            return;
+        }
+        self.links.remove(host);
+        self.pushed.remove(host);
+        let watchers = self
+            .roster
+            .set_online(host, false, None, Timestamp::now());
+        self.persist(host);
+        self.tell(&watchers);
+    }
+
+    fn persist(&self, host: &HostName) {
+        if let Some(entry) = self.roster.host(host)
+            && let Err(e) = self.store.put_host(host, entry)
+        {
+            tracing::error!(%host, "cannot record the host's roster: {e}");
+        }
+    }
+
+    /// Sends each linked host among `hosts` the changes of its view.
+    fn tell(&mut self, hosts: &BTreeSet<HostName>) {
+        for (host, delta) in self.roster.view_deltas(hosts) {
+            self.send(&host, Frame::RosterDelta(delta));
+        }
+    }
+
+    fn on_frame(&mut self, host: &HostName, frame: Frame) {
+        match frame {
+            Frame::RosterDelta(delta) => self.on_roster(host, delta),
+            Frame::Forward(forward) => self.on_forward(host, forward),
+            Frame::Delivered(done) => self.on_delivered(host, done),
+            Frame::ReceiptAck { seq } => {
+                if let Err(e) = self.store.ack_receipts(host, seq) {
+                    tracing::error!(%host, "cannot drop acknowledged receipts: {e}");
+                }
+            }
+            other => tracing::debug!(%host, kind = other.kind(), "unexpected frame; ignored"),
+        }
+    }
+
+    fn on_roster(&mut self, host: &HostName, delta: RosterDelta) {
+        match self.roster.apply(host, &delta) {
+            Ok(affected) => {
+                self.persist(host);
+                self.tell(&affected);
+            }
+            Err(e) => {
+                tracing::warn!(%host, "{e}; closing its link");
+                if let Some(link) = self.links.get(host) {
+                    link.connection
+                        .close(close::PROTOCOL.into(), e.to_string().as_bytes());
+                }
+            }
+        }
+    }
+
+    fn on_forward(&mut self, host: &HostName, forward: Forward) {
+        let id = forward.message.id.clone();
+        let outcome = match self.admit(host, &forward) {
+            Ok(()) => ForwardOutcome::Queued,
+            Err((code, reason)) => {
+                tracing::info!(%host, %id, ?code, "forward refused: {reason}");
+                ForwardOutcome::Refused { code, reason }
+            }
+        };
+        self.send(host, Frame::Forwarded(Forwarded { id, outcome }));
+    }
+
+    fn admit(&mut self, host: &HostName, forward: &Forward) -> Result<(), crate::roster::Refused> {
+        let by_host = self.roster.admit(host, forward)?;
+        let size = size_of_message(&forward.message);
+        for target in by_host.keys() {
+            let depth = self.depths.get(target).copied().unwrap_or_default();
+            if depth.messages + 1 > self.limits.max_messages
+                || depth.bytes + size > self.limits.max_bytes
+            {
+                let why = format!(
+                    "the hub's queue for {target} is full ({} messages, {} bytes; the limits are {} and {}); \
+                     wait for {target} to come back, or raise queue_max_messages / queue_max_bytes in the hub's [hub_server]",
+                    depth.messages, depth.bytes, self.limits.max_messages, self.limits.max_bytes
+                );
+                return Err((ForwardRefusal::QuotaExceeded, why));
+            }
+        }
+        let made = self
+            .store
+            .enqueue(&forward.message, &by_host, Timestamp::now())
+            .map_err(|e| {
+                tracing::error!("cannot queue a message: {e}");
+                let why = format!("the hub could not store the message ({e}); it will be retried");
+                (ForwardRefusal::Unavailable, why)
+            })?;
+        for (target, _) in made {
+            let depth = self.depths.entry(target.clone()).or_default();
+            depth.messages += 1;
+            depth.bytes += size;
+            self.pump(&target);
+        }
+        Ok(())
+    }
+
+    fn on_delivered(&mut self, host: &HostName, done: Delivered) {
+        if let Some((_, inflight)) = self.pushed.get_mut(host) {
+            *inflight = inflight.saturating_sub(1);
+        }
+        match self.store.delivered(host, done.seq, &done.gone) {
+            Ok(Some(done)) => {
+                if let Some(depth) = self.depths.get_mut(host) {
+                    depth.messages = depth.messages.saturating_sub(1);
+                    depth.bytes = depth.bytes.saturating_sub(done.bytes);
+                }
+                self.send_receipts(&done.sender, done.receipts);
+            }
+            Ok(None) => {}
+            Err(e) => tracing::error!(%host, "cannot record a delivery: {e}"),
+        }
+        self.refresh_depth(host);
+        self.pump(host);
+    }
+
+    fn send_receipts(&self, sender: &HostName, receipts: Vec<Receipt>) {
+        for receipt in receipts {
+            self.send(sender, Frame::Receipt(receipt));
+        }
+    }
+
+    fn refresh_depth(&mut self, host: &HostName) {
+        if self.depths.get(host).is_some_and(|d| d.messages == 0) {
+            self.depths.remove(host);
+        }
+    }
+
+    /// Pushes queued deliveries to a linked host, up to the window.
+    fn pump(&mut self, host: &HostName) {
+        let Some((last, inflight)) = self.pushed.get(host).copied() else {
+            return;
+        };
+        if inflight >= WINDOW {
+            return;
+        }
+        let batch = match self.store.queued(host, last, WINDOW - inflight) {
+            Ok(batch) => batch,
+            Err(e) => {
+                tracing::error!(%host, "cannot read the host's queue: {e}");
+                return;
+            }
+        };
+        let Some(newest) = batch.last().map(|d| d.seq) else {
+            return;
+        };
+        let count = batch.len();
+        for deliver in batch {
+            self.send(host, Frame::Deliver(deliver));
+        }
+        self.pushed.insert(host.clone(), (newest, inflight + count));
+    }
+
+    fn expire(&mut self) {
+        let ttl_ms = u64::try_from(self.limits.ttl.as_millis()).unwrap_or(u64::MAX);
+        let cutoff = Timestamp(Timestamp::now().0.saturating_sub(ttl_ms));
+        match self.store.expire(cutoff) {
+            Ok(dropped) if !dropped.is_empty() => {
+                tracing::warn!(count = dropped.len(), "queued messages expired");
+                for (sender, receipt) in dropped {
+                    self.send(&sender, Frame::Receipt(receipt));
+                }
+                match self.store.depths() {
+                    Ok(depths) => self.depths = depths,
+                    Err(e) => tracing::error!("cannot count the queues: {e}"),
+                }
+            }
+            Ok(_) => {}
+            Err(e) => tracing::error!("cannot expire queued messages: {e}"),
+        }
+    }
+}

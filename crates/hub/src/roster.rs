@@ -1,0 +1,302 @@
+//! The hub's roster and its routing rules, without IO: which peers each
+//! host has, which hosts are linked, what each host may see, and whether a
+//! forwarded message may pass.
+//!
+//! Owns the group index and the views sent to hosts (so that only changes
+//! travel). Every decision is taken here, at the moment a frame arrives:
+//! a host speaks only for its own peers (the name in its certificate, never
+//! a claim in a frame), and a message reaches only peers that share a group
+//! with its sender, or the members of the broadcast group the sender is in.
+//! Must not touch sockets, the store or the clock (callers pass `now`).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use flotilla_actors::federation::{Forward, ForwardRefusal, RosterDelta, RosterPeer};
+use flotilla_actors::model::{PeerRecord, Timestamp};
+use flotilla_actors::names::{GroupName, HostName, PeerId};
+
+/// What the hub knows of one host.
+#[derive(Debug, Clone, Default)]
+pub struct HostEntry {
+    /// Its peers, as it last reported them (kept while it is offline).
+    pub peers: BTreeMap<PeerId, PeerRecord>,
+    /// Whether its link is up.
+    pub online: bool,
+    /// When its link last changed or it last spoke.
+    pub last_seen: Timestamp,
+    /// The release it runs.
+    pub version: String,
+}
+
+/// Why a host's roster change was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{host} spoke for {peer}, a peer of another host; the change was refused")]
+pub struct NotOwner {
+    /// The host that sent the change.
+    pub host: HostName,
+    /// The peer it claimed.
+    pub peer: PeerId,
+}
+
+/// A refused forward: the code for the host, the reason for a person.
+pub type Refused = (ForwardRefusal, String);
+
+/// The federation's roster.
+#[derive(Debug, Default)]
+pub struct HubRoster {
+    /// Every host the hub has heard of.
+    hosts: BTreeMap<HostName, HostEntry>,
+    /// Group to the peers in it (private groups included).
+    groups: HashMap<GroupName, BTreeSet<PeerId>>,
+    /// What each linked host was last told it may see.
+    sent: HashMap<HostName, BTreeMap<PeerId, RosterPeer>>,
+}
+
+impl HubRoster {
+    /// A roster rebuilt from stored hosts, all offline.
+    pub fn new(hosts: impl IntoIterator<Item = (HostName, HostEntry)>) -> Self {
+        let mut roster = Self::default();
+        for (name, mut entry) in hosts {
+            entry.online = false;
+            for peer in entry.peers.values() {
+                roster.index(peer);
+            }
+            roster.hosts.insert(name, entry);
+        }
+        roster
+    }
+
+    /// Every host, by name.
+    pub fn hosts(&self) -> &BTreeMap<HostName, HostEntry> {
+        &self.hosts
+    }
+
+    /// One host.
+    pub fn host(&self, name: &HostName) -> Option<&HostEntry> {
+        self.hosts.get(name)
+    }
+
+    fn index(&mut self, peer: &PeerRecord) {
+        for group in peer.memberships() {
+            self.groups.entry(group).or_default().insert(peer.id.clone());
+        }
+    }
+
+    fn unindex(&mut self, peer: &PeerRecord) {
+        for group in peer.memberships() {
+            if let Some(members) = self.groups.get_mut(&group) {
+                members.remove(&peer.id);
+                if members.is_empty() {
+                    self.groups.remove(&group);
+                }
+            }
+        }
+    }
+
+    fn peer(&self, id: &PeerId) -> Option<&PeerRecord> {
+        self.hosts.get(&id.host).and_then(|h| h.peers.get(id))
+    }
+
+    /// A host's link came up or went down; returns the hosts whose view
+    /// changed (those that see its peers).
+    pub fn set_online(
+        &mut self,
+        host: &HostName,
+        online: bool,
+        version: Option<String>,
+        now: Timestamp,
+    ) -> BTreeSet<HostName> {
+        let entry = self.hosts.entry(host.clone()).or_default();
+        entry.online = online;
+        entry.last_seen = now;
+        if let Some(version) = version {
+            entry.version = version;
+        }
+        if !online {
+            self.sent.remove(host);
+        }
+        let peers: Vec<PeerRecord> = entry.peers.values().cloned().collect();
+        self.watchers(host, &peers)
+    }
+
+    /// Applies a host's report of its own peers. Refused as a whole if it
+    /// names a peer of another host. Returns the hosts whose view changed.
+    pub fn apply(
+        &mut self,
+        host: &HostName,
+        delta: &RosterDelta,
+    ) -> Result<BTreeSet<HostName>, NotOwner> {
+        let claimed = delta
+            .upserts
+            .iter()
+            .map(|p| &p.record.id)
+            .chain(&delta.removed);
+        if let Some(foreign) = claimed.into_iter().find(|id| id.host != *host) {
+            return Err(NotOwner {
+                host: host.clone(),
+                peer: foreign.clone(),
+            });
+        }
+        let entry = self.hosts.entry(host.clone()).or_default();
+        let mut touched: Vec<PeerRecord> = Vec::new();
+        let old: Vec<PeerRecord> = if delta.reset {
+            std::mem::take(&mut entry.peers).into_values().collect()
+        } else {
+            delta
+                .removed
+                .iter()
+                .chain(delta.upserts.iter().map(|p| &p.record.id))
+                .filter_map(|id| entry.peers.remove(id))
+                .collect()
+        };
+        for peer in &old {
+            self.unindex(peer);
+        }
+        touched.extend(old);
+        let entry = self.hosts.entry(host.clone()).or_default();
+        for p in &delta.upserts {
+            entry.peers.insert(p.record.id.clone(), p.record.clone());
+        }
+        for p in &delta.upserts {
+            self.index(&p.record);
+            touched.push(p.record.clone());
+        }
+        let mut affected = self.watchers(host, &touched);
+        affected.insert(host.clone());
+        Ok(affected)
+    }
+
+    /// The hosts with a peer in a group of `peers`, `host` excluded.
+    fn watchers(&self, host: &HostName, peers: &[PeerRecord]) -> BTreeSet<HostName> {
+        peers
+            .iter()
+            .flat_map(|p| p.memberships())
+            .filter_map(|g| self.groups.get(&g))
+            .flatten()
+            .map(|id| id.host.clone())
+            .filter(|h| h != host)
+            .collect()
+    }
+
+    /// The peers of other hosts that share a group with a peer of `host`.
+    pub fn view_for(&self, host: &HostName) -> BTreeMap<PeerId, RosterPeer> {
+        let Some(entry) = self.hosts.get(host) else {
+            return BTreeMap::new();
+        };
+        let mut view = BTreeMap::new();
+        for group in entry.peers.values().flat_map(|p| p.memberships()) {
+            for id in self.groups.get(&group).into_iter().flatten() {
+                if id.host == *host || view.contains_key(id) {
+                    continue;
+                }
+                if let Some((record, online)) = self
+                    .hosts
+                    .get(&id.host)
+                    .and_then(|h| h.peers.get(id).map(|p| (p, h.online)))
+                {
+                    let peer = RosterPeer {
+                        record: record.clone(),
+                        online,
+                    };
+                    view.insert(id.clone(), peer);
+                }
+            }
+        }
+        view
+    }
+
+    /// The whole view for a host whose link just came up.
+    pub fn reset_view(&mut self, host: &HostName) -> RosterDelta {
+        let view = self.view_for(host);
+        let upserts = view.values().cloned().collect();
+        self.sent.insert(host.clone(), view);
+        RosterDelta {
+            reset: true,
+            upserts,
+            removed: Vec::new(),
+        }
+    }
+
+    /// The changes each linked host among `hosts` must be told of.
+    pub fn view_deltas(&mut self, hosts: &BTreeSet<HostName>) -> Vec<(HostName, RosterDelta)> {
+        let mut out = Vec::new();
+        for host in hosts {
+            let Some(before) = self.sent.get(host) else {
+                continue;
+            };
+            let after = self.view_for(host);
+            let upserts: Vec<RosterPeer> = after
+                .iter()
+                .filter(|(id, p)| before.get(*id) != Some(*p))
+                .map(|(_, p)| p.clone())
+                .collect();
+            let removed: Vec<PeerId> = before
+                .keys()
+                .filter(|id| !after.contains_key(*id))
+                .cloned()
+                .collect();
+            if upserts.is_empty() && removed.is_empty() {
+                continue;
+            }
+            self.sent.insert(host.clone(), after);
+            let delta = RosterDelta {
+                reset: false,
+                upserts,
+                removed,
+            };
+            out.push((host.clone(), delta));
+        }
+        out
+    }
+
+    /// Decides a forward from `host`: its recipients grouped by their host,
+    /// or why it is refused (as a whole).
+    pub fn admit(
+        &self,
+        host: &HostName,
+        forward: &Forward,
+    ) -> Result<BTreeMap<HostName, Vec<PeerId>>, Refused> {
+        let m = &forward.message;
+        if m.from.host != *host {
+            let why = format!("{host} cannot send as {}, a peer of another host", m.from);
+            return Err((ForwardRefusal::NotOwner, why));
+        }
+        let Some(source) = self.peer(&m.from) else {
+            let why = format!("{} is not in the hub's roster of {host}", m.from);
+            return Err((ForwardRefusal::UnknownPeer, why));
+        };
+        if forward.to.is_empty() {
+            return Err((ForwardRefusal::Malformed, "no recipients".to_owned()));
+        }
+        let mut by_host: BTreeMap<HostName, Vec<PeerId>> = BTreeMap::new();
+        for id in &forward.to {
+            if id.host == *host {
+                let why = format!("{id} is on the sending host; it is not routed by the hub");
+                return Err((ForwardRefusal::Malformed, why));
+            }
+            let Some(target) = self.peer(id) else {
+                return Err((ForwardRefusal::UnknownPeer, format!("{id}: no such peer")));
+            };
+            let in_scope = match &m.group {
+                Some(group) => source.is_member(group) && target.is_member(group),
+                None => source.shares_group_with(target),
+            };
+            if !in_scope {
+                let why = match &m.group {
+                    Some(g) => format!("{id} and {} are not both in group {g}", m.from),
+                    None => format!("{id} shares no group with {}", m.from),
+                };
+                return Err((ForwardRefusal::OutOfScope, why));
+            }
+            let list = by_host.entry(id.host.clone()).or_default();
+            if !list.contains(id) {
+                list.push(id.clone());
+            }
+        }
+        Ok(by_host)
+    }
+}
+
+#[cfg(test)]
+#[path = "roster_tests.rs"]
+mod tests;

@@ -1,0 +1,174 @@
+//! Tests of the hub's roster and routing rules.
+
+use super::*;
+use flotilla_actors::model::{Message, PeerKind};
+use flotilla_actors::names::MessageId;
+
+fn host(s: &str) -> HostName {
+    HostName::new(s).expect("host")
+}
+
+fn peer(id: &str, groups: &[&str]) -> RosterPeer {
+    RosterPeer {
+        record: PeerRecord {
+            id: PeerId::parse(id).expect("id"),
+            kind: PeerKind::Mailbox,
+            product: None,
+            groups: groups
+                .iter()
+                .map(|g| GroupName::new(g).expect("group"))
+                .collect(),
+            joined_at: Timestamp(0),
+        },
+        online: true,
+    }
+}
+
+fn reset(peers: Vec<RosterPeer>) -> RosterDelta {
+    RosterDelta {
+        reset: true,
+        upserts: peers,
+        removed: Vec::new(),
+    }
+}
+
+fn forward(from: &str, to: &[&str], group: Option<&str>) -> Forward {
+    Forward {
+        message: Message {
+            id: MessageId::generate(),
+            from: PeerId::parse(from).expect("from"),
+            to: Vec::new(),
+            group: group.map(|g| GroupName::new(g).expect("group")),
+            summary: None,
+            body: "hi".into(),
+            sent_at: Timestamp(0),
+            seq: 1,
+            in_reply_to: None,
+        },
+        to: to.iter().map(|t| PeerId::parse(t).expect("to")).collect(),
+    }
+}
+
+/// laptop/lead and work/builder share `proj`; mac/other is alone.
+fn roster() -> HubRoster {
+    let mut r = HubRoster::default();
+    for h in ["laptop", "work", "mac"] {
+        r.set_online(&host(h), true, None, Timestamp(1));
+        r.reset_view(&host(h));
+    }
+    r.apply(&host("laptop"), &reset(vec![peer("laptop/lead", &["proj"])]))
+        .expect("laptop");
+    r.apply(&host("work"), &reset(vec![peer("work/builder", &["proj"])]))
+        .expect("work");
+    r.apply(&host("mac"), &reset(vec![peer("mac/other", &["solo"])]))
+        .expect("mac");
+    r
+}
+
+#[test]
+fn a_host_cannot_speak_for_a_peer_of_another_host() {
+    let mut r = roster();
+    let claim = reset(vec![peer("work/builder", &["proj", "evil"])]);
+    let err = r.apply(&host("laptop"), &claim).expect_err("refused");
+    assert_eq!(err.peer.to_string(), "work/builder");
+    let removal = RosterDelta {
+        reset: false,
+        upserts: Vec::new(),
+        removed: vec![PeerId::parse("mac/other").expect("id")],
+    };
+    assert!(r.apply(&host("laptop"), &removal).is_err());
+    assert!(r.host(&host("mac")).expect("mac").peers.len() == 1);
+    let f = forward("work/builder", &["laptop/lead"], None);
+    let (code, _) = r.admit(&host("laptop"), &f).expect_err("not owner");
+    assert_eq!(code, ForwardRefusal::NotOwner);
+}
+
+#[test]
+fn views_hold_only_peers_that_share_a_group() {
+    let r = roster();
+    let view: Vec<String> = r
+        .view_for(&host("laptop"))
+        .keys()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(view, ["work/builder"]);
+    assert!(r.view_for(&host("mac")).is_empty());
+}
+
+#[test]
+fn forwards_are_checked_against_groups_at_that_moment() {
+    let mut r = roster();
+    let ok = r
+        .admit(&host("laptop"), &forward("laptop/lead", &["work/builder"], None))
+        .expect("shares proj");
+    assert_eq!(ok[&host("work")].len(), 1);
+    let out = forward("laptop/lead", &["mac/other"], None);
+    assert_eq!(
+        r.admit(&host("laptop"), &out).expect_err("scope").0,
+        ForwardRefusal::OutOfScope
+    );
+    let bcast = forward("laptop/lead", &["work/builder"], Some("solo"));
+    assert_eq!(
+        r.admit(&host("laptop"), &bcast).expect_err("not in group").0,
+        ForwardRefusal::OutOfScope
+    );
+    // work/builder leaves proj: the same send is now refused.
+    r.apply(&host("work"), &reset(vec![peer("work/builder", &["elsewhere"])]))
+        .expect("work");
+    let again = forward("laptop/lead", &["work/builder"], None);
+    assert_eq!(
+        r.admit(&host("laptop"), &again).expect_err("scope").0,
+        ForwardRefusal::OutOfScope
+    );
+    let ghost = forward("laptop/lead", &["work/ghost"], None);
+    assert_eq!(
+        r.admit(&host("laptop"), &ghost).expect_err("unknown").0,
+        ForwardRefusal::UnknownPeer
+    );
+}
+
+#[test]
+fn only_changes_travel_and_only_to_hosts_that_see_them() {
+    let mut r = roster();
+    r.view_deltas(&[host("laptop"), host("work"), host("mac")].into());
+    let join = RosterDelta {
+        reset: false,
+        upserts: vec![peer("work/tester", &["proj"])],
+        removed: Vec::new(),
+    };
+    let affected = r.apply(&host("work"), &join).expect("own peer");
+    assert!(affected.contains(&host("laptop")));
+    assert!(!affected.contains(&host("mac")));
+    let deltas = r.view_deltas(&affected);
+    let to_laptop: Vec<_> = deltas.iter().filter(|(h, _)| *h == host("laptop")).collect();
+    assert_eq!(to_laptop.len(), 1);
+    assert_eq!(to_laptop[0].1.upserts.len(), 1, "only the new peer");
+    assert!(!to_laptop[0].1.reset);
+    // Going offline shows as a change of the `online` flag.
+    let watchers = r.set_online(&host("work"), false, None, Timestamp(2));
+    let deltas = r.view_deltas(&watchers);
+    let flags: Vec<bool> = deltas
+        .iter()
+        .flat_map(|(_, d)| d.upserts.iter().map(|p| p.online))
+        .collect();
+    assert_eq!(flags, [false, false]);
+    // Offline peers are still routable: their messages are queued.
+    let f = forward("laptop/lead", &["work/builder"], None);
+    assert!(r.admit(&host("laptop"), &f).is_ok());
+}
+
+#[test]
+fn a_roster_rebuilt_from_the_store_starts_offline() {
+    let stored = HostEntry {
+        peers: [(
+            PeerId::parse("work/builder").expect("id"),
+            peer("work/builder", &["proj"]).record,
+        )]
+        .into(),
+        online: true,
+        last_seen: Timestamp(5),
+        version: "0.1.0".into(),
+    };
+    let r = HubRoster::new([(host("work"), stored)]);
+    assert!(!r.host(&host("work")).expect("work").online);
+}

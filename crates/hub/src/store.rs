@@ -1,0 +1,390 @@
+//! The hub's durable state, in one redb file: the last roster of every
+//! host (so peers of an offline host stay reachable), the queue of
+//! deliveries per host, and the receipts owed to senders' hosts.
+//!
+//! Owns the tables and every write to them; each write commits durably
+//! before it returns, so the hub acknowledges a forward only once it is on
+//! disk, and a restart (even `kill -9`) loses nothing acknowledged. Only the
+//! hub process opens the file. Must not decide routing (the roster does).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use flotilla_actors::codec::{self, CodecError};
+use flotilla_actors::federation::{Deliver, Receipt, ReceiptState};
+use flotilla_actors::model::{Message, PeerRecord, Timestamp};
+use flotilla_actors::names::{HostName, PeerId};
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
+use serde::{Deserialize, Serialize};
+
+use crate::roster::HostEntry;
+
+/// Host name to encoded [`StoredHost`].
+const HOSTS: TableDefinition<&str, &[u8]> = TableDefinition::new("hosts");
+/// (host, delivery seq) to encoded [`Queued`]: each host's queue, in order.
+const QUEUE: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("queue");
+/// (host, message id) to its delivery seq: a message is queued once.
+const QUEUED_IDS: TableDefinition<(&str, &str), u64> = TableDefinition::new("queued_ids");
+/// (sender's host, receipt seq) to encoded [`Receipt`].
+const RECEIPTS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("receipts");
+/// Counters: `seq` (deliveries and receipts share it).
+const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+
+/// Largest stored record accepted when reading back.
+const RECORD_LIMIT: usize = codec::HARD_LIMIT;
+
+/// Why the hub's store failed or refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HubStoreError {
+    /// Another process holds the file.
+    #[error("the hub store {0} is open in another process; is another `flotilla hub run` running from this home?")]
+    Locked(String),
+    /// A record could not be decoded.
+    #[error("a record of the hub store could not be read: {0}")]
+    Codec(#[from] CodecError),
+    /// redb failed.
+    #[error("hub store: {0}")]
+    Db(Box<redb::Error>),
+}
+
+macro_rules! from_redb {
+    ($($t:ty),*) => {$(
+        impl From<$t> for HubStoreError {
+            fn from(e: $t) -> Self {
+                Self::Db(Box::new(e.into()))
+            }
+        }
+    )*};
+}
+from_redb!(
+    redb::Error,
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError
+);
+
+/// A host as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct StoredHost {
+    peers: Vec<PeerRecord>,
+    last_seen: Timestamp,
+    version: String,
+}
+
+/// A delivery waiting for its host.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Queued {
+    message: Message,
+    to: Vec<PeerId>,
+    queued_at: Timestamp,
+    bytes: u64,
+}
+
+/// How much is queued for one host.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Depth {
+    /// Messages.
+    pub messages: u64,
+    /// Bytes of their bodies and summaries.
+    pub bytes: u64,
+}
+
+/// A delivery taken off a queue.
+#[derive(Debug, Clone)]
+pub struct DeliveryDone {
+    /// The host of the message's sender, which the receipts are for.
+    pub sender: HostName,
+    /// What became of the message.
+    pub receipts: Vec<Receipt>,
+    /// The bytes it counted against the queue.
+    pub bytes: u64,
+}
+
+/// The hub's open store.
+#[derive(Debug)]
+pub struct HubStore {
+    db: Database,
+}
+
+impl HubStore {
+    /// Opens or creates the store at `path`.
+    pub fn open(path: &Path) -> Result<Self, HubStoreError> {
+        let db = Database::create(path).map_err(|e| match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => {
+                HubStoreError::Locked(path.display().to_string())
+            }
+            other => HubStoreError::Db(Box::new(other.into())),
+        })?;
+        let txn = db.begin_write()?;
+        txn.open_table(HOSTS)?;
+        txn.open_table(QUEUE)?;
+        txn.open_table(QUEUED_IDS)?;
+        txn.open_table(RECEIPTS)?;
+        txn.open_table(META)?;
+        txn.commit()?;
+        Ok(Self { db })
+    }
+
+    /// Every host's last roster.
+    pub fn load_hosts(&self) -> Result<Vec<(HostName, HostEntry)>, HubStoreError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(HOSTS)?;
+        let mut out = Vec::new();
+        for row in table.iter()? {
+            let (name, bytes) = row?;
+            let Ok(name) = HostName::new(name.value()) else {
+                continue;
+            };
+            let stored: StoredHost = codec::decode(bytes.value(), RECORD_LIMIT)?;
+            let entry = HostEntry {
+                peers: stored.peers.into_iter().map(|p| (p.id.clone(), p)).collect(),
+                online: false,
+                last_seen: stored.last_seen,
+                version: stored.version,
+            };
+            out.push((name, entry));
+        }
+        Ok(out)
+    }
+
+    /// Records a host's roster.
+    pub fn put_host(&self, name: &HostName, entry: &HostEntry) -> Result<(), HubStoreError> {
+        let stored = StoredHost {
+            peers: entry.peers.values().cloned().collect(),
+            last_seen: entry.last_seen,
+            version: entry.version.clone(),
+        };
+        let txn = self.db.begin_write()?;
+        txn.open_table(HOSTS)?
+            .insert(name.as_str(), codec::encode(&stored)?.as_slice())?;
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// What is queued for each host.
+    pub fn depths(&self) -> Result<HashMap<HostName, Depth>, HubStoreError> {
+        let txn = self.db.begin_read()?;
+        let mut out: HashMap<HostName, Depth> = HashMap::new();
+        for row in txn.open_table(QUEUE)?.iter()? {
+            let (key, bytes) = row?;
+            let Ok(host) = HostName::new(key.value().0) else {
+                continue;
+            };
+            let queued: Queued = codec::decode(bytes.value(), RECORD_LIMIT)?;
+            let depth = out.entry(host).or_default();
+            depth.messages += 1;
+            depth.bytes += queued.bytes;
+        }
+        Ok(out)
+    }
+
+    /// Queues `message` for each host of `by_host`, in one transaction.
+    /// A message already queued for a host is not queued again. Returns the
+    /// deliveries made now (for hosts to push to), by host.
+    pub fn enqueue(
+        &self,
+        message: &Message,
+        by_host: &BTreeMap<HostName, Vec<PeerId>>,
+        now: Timestamp,
+    ) -> Result<Vec<(HostName, Deliver)>, HubStoreError> {
+        let txn = self.db.begin_write()?;
+        let mut made = Vec::new();
+        {
+            let mut ids = txn.open_table(QUEUED_IDS)?;
+            let mut queue = txn.open_table(QUEUE)?;
+            for (host, to) in by_host {
+                let key = (host.as_str(), message.id.as_str());
+                if ids.get(key)?.is_some() {
+                    continue;
+                }
+                let seq = next_seq(&txn)?;
+                let queued = Queued {
+                    message: message.clone(),
+                    to: to.clone(),
+                    queued_at: now,
+                    bytes: size_of_message(message),
+                };
+                queue.insert((host.as_str(), seq), codec::encode(&queued)?.as_slice())?;
+                ids.insert(key, seq)?;
+                let deliver = Deliver {
+                    seq,
+                    message: message.clone(),
+                    to: to.clone(),
+                };
+                made.push((host.clone(), deliver));
+            }
+        }
+        txn.commit()?;
+        Ok(made)
+    }
+
+    /// The oldest `limit` deliveries queued for `host` after `after`.
+    pub fn queued(
+        &self,
+        host: &HostName,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<Deliver>, HubStoreError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(QUEUE)?;
+        let range = (host.as_str(), after.saturating_add(1))..=(host.as_str(), u64::MAX);
+        let mut out = Vec::new();
+        for row in table.range(range)?.take(limit) {
+            let (key, bytes) = row?;
+            let queued: Queued = codec::decode(bytes.value(), RECORD_LIMIT)?;
+            out.push(Deliver {
+                seq: key.value().1,
+                message: queued.message,
+                to: queued.to,
+            });
+        }
+        Ok(out)
+    }
+
+    /// `host` stored delivery `seq`: drops it from the queue and records a
+    /// receipt for the sender's host. `None` if it was not queued (a
+    /// repeated acknowledgement).
+    pub fn delivered(
+        &self,
+        host: &HostName,
+        seq: u64,
+        gone: &[PeerId],
+    ) -> Result<Option<DeliveryDone>, HubStoreError> {
+        let txn = self.db.begin_write()?;
+        let Some(queued) = take_queued(&txn, host, seq)? else {
+            return Ok(None);
+        };
+        let sender = queued.message.from.host.clone();
+        let (got, lost): (Vec<PeerId>, Vec<PeerId>) =
+            queued.to.into_iter().partition(|p| !gone.contains(p));
+        let mut receipts = Vec::new();
+        if !got.is_empty() {
+            receipts.push((got, ReceiptState::Delivered));
+        }
+        if !lost.is_empty() {
+            let reason = "the peer left its host before the message arrived".to_owned();
+            receipts.push((lost, ReceiptState::Dropped { reason }));
+        }
+        let made = add_receipts(&txn, &sender, &queued.message, receipts)?;
+        txn.commit()?;
+        Ok(Some(DeliveryDone {
+            sender,
+            receipts: made,
+            bytes: queued.bytes,
+        }))
+    }
+
+    /// Drops deliveries queued before `cutoff`, with a receipt for each
+    /// sender's host. Returns the receipts by host.
+    pub fn expire(&self, cutoff: Timestamp) -> Result<Vec<(HostName, Receipt)>, HubStoreError> {
+        let txn = self.db.begin_write()?;
+        let mut old = Vec::new();
+        for row in txn.open_table(QUEUE)?.iter()? {
+            let (key, bytes) = row?;
+            let queued: Queued = codec::decode(bytes.value(), RECORD_LIMIT)?;
+            if queued.queued_at < cutoff {
+                old.push((key.value().0.to_owned(), key.value().1));
+            }
+        }
+        let mut out = Vec::new();
+        for (host, seq) in old {
+            let Ok(host) = HostName::new(&host) else {
+                continue;
+            };
+            let Some(q) = take_queued(&txn, &host, seq)? else {
+                continue;
+            };
+            let reason = format!("expired at the hub: {host} did not come back in time");
+            let sender = q.message.from.host.clone();
+            let made = add_receipts(&txn, &sender, &q.message, vec![(q.to, ReceiptState::Dropped { reason })])?;
+            out.extend(made.into_iter().map(|r| (sender.clone(), r)));
+        }
+        txn.commit()?;
+        Ok(out)
+    }
+
+    /// Receipts owed to `host`, oldest first.
+    pub fn receipts(&self, host: &HostName) -> Result<Vec<Receipt>, HubStoreError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(RECEIPTS)?;
+        let mut out = Vec::new();
+        for row in table.range((host.as_str(), 0)..=(host.as_str(), u64::MAX))? {
+            out.push(codec::decode(row?.1.value(), RECORD_LIMIT)?);
+        }
+        Ok(out)
+    }
+
+    /// `host` has the receipts up to `seq`.
+    pub fn ack_receipts(&self, host: &HostName, seq: u64) -> Result<(), HubStoreError> {
+        let txn = self.db.begin_write()?;
+        {
+            let mut table = txn.open_table(RECEIPTS)?;
+            let keys: Vec<u64> = table
+                .range((host.as_str(), 0)..=(host.as_str(), seq))?
+                .map(|row| row.map(|(k, _)| k.value().1))
+                .collect::<Result<_, _>>()?;
+            for k in keys {
+                table.remove((host.as_str(), k))?;
+            }
+        }
+        txn.commit()?;
+        Ok(())
+    }
+}
+
+fn next_seq(txn: &WriteTransaction) -> Result<u64, HubStoreError> {
+    let mut meta = txn.open_table(META)?;
+    let next = meta.get("seq")?.map(|v| v.value()).unwrap_or(0) + 1;
+    meta.insert("seq", next)?;
+    Ok(next)
+}
+
+fn take_queued(
+    txn: &WriteTransaction,
+    host: &HostName,
+    seq: u64,
+) -> Result<Option<Queued>, HubStoreError> {
+    let mut queue = txn.open_table(QUEUE)?;
+    let Some(bytes) = queue.remove((host.as_str(), seq))? else {
+        return Ok(None);
+    };
+    let queued: Queued = codec::decode(bytes.value(), RECORD_LIMIT)?;
+    drop(bytes);
+    drop(queue);
+    txn.open_table(QUEUED_IDS)?
+        .remove((host.as_str(), queued.message.id.as_str()))?;
+    Ok(Some(queued))
+}
+
+fn add_receipts(
+    txn: &WriteTransaction,
+    sender: &HostName,
+    message: &Message,
+    receipts: Vec<(Vec<PeerId>, ReceiptState)>,
+) -> Result<Vec<Receipt>, HubStoreError> {
+    let mut made = Vec::new();
+    for (to, state) in receipts {
+        let seq = next_seq(txn)?;
+        let receipt = Receipt {
+            seq,
+            id: message.id.clone(),
+            to,
+            state,
+        };
+        txn.open_table(RECEIPTS)?
+            .insert((sender.as_str(), seq), codec::encode(&receipt)?.as_slice())?;
+        made.push(receipt);
+    }
+    Ok(made)
+}
+
+/// The bytes a message counts against a quota.
+pub fn size_of_message(m: &Message) -> u64 {
+    (m.body.len() + m.summary.as_ref().map_or(0, String::len)) as u64
+}
+
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod tests;

@@ -1,0 +1,109 @@
+//! Tests of the hub's store.
+
+use super::*;
+use flotilla_actors::names::MessageId;
+
+fn host(s: &str) -> HostName {
+    HostName::new(s).expect("host")
+}
+
+fn message(from: &str, body: &str) -> Message {
+    Message {
+        id: MessageId::generate(),
+        from: PeerId::parse(from).expect("from"),
+        to: Vec::new(),
+        group: None,
+        summary: None,
+        body: body.into(),
+        sent_at: Timestamp(0),
+        seq: 1,
+        in_reply_to: None,
+    }
+}
+
+fn to(ids: &[&str]) -> BTreeMap<HostName, Vec<PeerId>> {
+    let mut map: BTreeMap<HostName, Vec<PeerId>> = BTreeMap::new();
+    for id in ids {
+        let id = PeerId::parse(id).expect("id");
+        map.entry(id.host.clone()).or_default().push(id);
+    }
+    map
+}
+
+#[test]
+fn a_message_is_queued_once_in_order_and_survives_a_reopen() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("hub.redb");
+    let store = HubStore::open(&path).expect("open");
+    let first = message("laptop/lead", "one");
+    let second = message("laptop/lead", "two");
+    let made = store.enqueue(&first, &to(&["work/a", "mac/b"]), Timestamp(1)).expect("queue");
+    assert_eq!(made.len(), 2);
+    let again = store.enqueue(&first, &to(&["work/a"]), Timestamp(2)).expect("retry");
+    assert!(again.is_empty(), "a retry is not stored twice");
+    store.enqueue(&second, &to(&["work/a"]), Timestamp(3)).expect("queue");
+    drop(store);
+    let store = HubStore::open(&path).expect("reopen");
+    let queued = store.queued(&host("work"), 0, 10).expect("queued");
+    let bodies: Vec<&str> = queued.iter().map(|d| d.message.body.as_str()).collect();
+    assert_eq!(bodies, ["one", "two"]);
+    let depth = store.depths().expect("depths")[&host("work")];
+    assert_eq!(depth, Depth { messages: 2, bytes: 6 });
+    let later = store.queued(&host("work"), queued[0].seq, 10).expect("after");
+    assert_eq!(later.len(), 1);
+}
+
+#[test]
+fn a_delivery_becomes_a_receipt_for_the_senders_host() {
+    let dir = tempfile::tempdir().expect("dir");
+    let store = HubStore::open(&dir.path().join("hub.redb")).expect("open");
+    let m = message("laptop/lead", "hi");
+    store.enqueue(&m, &to(&["work/a", "work/b"]), Timestamp(1)).expect("queue");
+    let seq = store.queued(&host("work"), 0, 1).expect("queued")[0].seq;
+    let gone = [PeerId::parse("work/b").expect("id")];
+    let done = store
+        .delivered(&host("work"), seq, &gone)
+        .expect("delivered")
+        .expect("was queued");
+    let (sender, receipts) = (done.sender, done.receipts);
+    assert_eq!(done.bytes, 2);
+    assert_eq!(sender, host("laptop"));
+    assert_eq!(receipts.len(), 2);
+    assert_eq!(receipts[0].state, ReceiptState::Delivered);
+    assert!(store.delivered(&host("work"), seq, &[]).expect("again").is_none());
+    assert!(store.queued(&host("work"), 0, 10).expect("empty").is_empty());
+    let owed = store.receipts(&host("laptop")).expect("receipts");
+    assert_eq!(owed.len(), 2);
+    store.ack_receipts(&host("laptop"), owed[0].seq).expect("ack");
+    assert_eq!(store.receipts(&host("laptop")).expect("left").len(), 1);
+    // Once delivered, the same id may be queued again only as a new message.
+    assert_eq!(store.enqueue(&m, &to(&["work/a"]), Timestamp(2)).expect("q").len(), 1);
+}
+
+#[test]
+fn old_deliveries_expire_with_a_dropped_receipt() {
+    let dir = tempfile::tempdir().expect("dir");
+    let store = HubStore::open(&dir.path().join("hub.redb")).expect("open");
+    store.enqueue(&message("laptop/lead", "old"), &to(&["work/a"]), Timestamp(1)).expect("q");
+    store.enqueue(&message("laptop/lead", "new"), &to(&["work/a"]), Timestamp(100)).expect("q");
+    let dropped = store.expire(Timestamp(50)).expect("expire");
+    assert_eq!(dropped.len(), 1);
+    assert!(matches!(dropped[0].1.state, ReceiptState::Dropped { .. }));
+    assert_eq!(store.queued(&host("work"), 0, 10).expect("left").len(), 1);
+}
+
+#[test]
+fn rosters_are_kept_for_offline_hosts() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("hub.redb");
+    let store = HubStore::open(&path).expect("open");
+    let entry = HostEntry {
+        version: "9".into(),
+        ..HostEntry::default()
+    };
+    store.put_host(&host("work"), &entry).expect("put");
+    drop(store);
+    let hosts = HubStore::open(&path).expect("reopen").load_hosts().expect("load");
+    assert_eq!(hosts.len(), 1);
+    assert_eq!(hosts[0].1.version, "9");
+}
