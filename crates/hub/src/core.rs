@@ -229,9 +229,7 @@ impl CoreState {
         }
         self.links.remove(host);
         self.pushed.remove(host);
-        let watchers = self
-            .roster
-            .set_online(host, false, None, Timestamp::now());
+        let watchers = self.roster.set_online(host, false, None, Timestamp::now());
         self.persist(host);
         self.tell(&watchers);
     }

@@ -17,8 +17,8 @@ pub mod roster;
 mod session;
 pub mod setup;
 pub mod store;
-pub mod view;
 pub mod transport;
+pub mod view;
 
 pub use endpoint::{BindError, HubEndpoint, LinkEvent};
 pub use flotilla_actors::tls::ALPN;

@@ -78,7 +78,10 @@ impl HubRoster {
 
     fn index(&mut self, peer: &PeerRecord) {
         for group in peer.memberships() {
-            self.groups.entry(group).or_default().insert(peer.id.clone());
+            self.groups
+                .entry(group)
+                .or_default()
+                .insert(peer.id.clone());
         }
     }
 

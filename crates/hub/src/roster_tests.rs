@@ -56,8 +56,11 @@ fn roster() -> HubRoster {
         r.set_online(&host(h), true, None, Timestamp(1));
         r.reset_view(&host(h));
     }
-    r.apply(&host("laptop"), &reset(vec![peer("laptop/lead", &["proj"])]))
-        .expect("laptop");
+    r.apply(
+        &host("laptop"),
+        &reset(vec![peer("laptop/lead", &["proj"])]),
+    )
+    .expect("laptop");
     r.apply(&host("work"), &reset(vec![peer("work/builder", &["proj"])]))
         .expect("work");
     r.apply(&host("mac"), &reset(vec![peer("mac/other", &["solo"])]))
@@ -99,7 +102,10 @@ fn views_hold_only_peers_that_share_a_group() {
 fn forwards_are_checked_against_groups_at_that_moment() {
     let mut r = roster();
     let ok = r
-        .admit(&host("laptop"), &forward("laptop/lead", &["work/builder"], None))
+        .admit(
+            &host("laptop"),
+            &forward("laptop/lead", &["work/builder"], None),
+        )
         .expect("shares proj");
     assert_eq!(ok[&host("work")].len(), 1);
     let out = forward("laptop/lead", &["mac/other"], None);
@@ -109,12 +115,17 @@ fn forwards_are_checked_against_groups_at_that_moment() {
     );
     let bcast = forward("laptop/lead", &["work/builder"], Some("solo"));
     assert_eq!(
-        r.admit(&host("laptop"), &bcast).expect_err("not in group").0,
+        r.admit(&host("laptop"), &bcast)
+            .expect_err("not in group")
+            .0,
         ForwardRefusal::OutOfScope
     );
     // work/builder leaves proj: the same send is now refused.
-    r.apply(&host("work"), &reset(vec![peer("work/builder", &["elsewhere"])]))
-        .expect("work");
+    r.apply(
+        &host("work"),
+        &reset(vec![peer("work/builder", &["elsewhere"])]),
+    )
+    .expect("work");
     let again = forward("laptop/lead", &["work/builder"], None);
     assert_eq!(
         r.admit(&host("laptop"), &again).expect_err("scope").0,
@@ -140,7 +151,10 @@ fn only_changes_travel_and_only_to_hosts_that_see_them() {
     assert!(affected.contains(&host("laptop")));
     assert!(!affected.contains(&host("mac")));
     let deltas = r.view_deltas(&affected);
-    let to_laptop: Vec<_> = deltas.iter().filter(|(h, _)| *h == host("laptop")).collect();
+    let to_laptop: Vec<_> = deltas
+        .iter()
+        .filter(|(h, _)| *h == host("laptop"))
+        .collect();
     assert_eq!(to_laptop.len(), 1);
     assert_eq!(to_laptop[0].1.upserts.len(), 1, "only the new peer");
     assert!(!to_laptop[0].1.reset);

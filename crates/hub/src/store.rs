@@ -38,7 +38,9 @@ const RECORD_LIMIT: usize = codec::HARD_LIMIT;
 #[non_exhaustive]
 pub enum HubStoreError {
     /// Another process holds the file.
-    #[error("the hub store {0} is open in another process; is another `flotilla hub run` running from this home?")]
+    #[error(
+        "the hub store {0} is open in another process; is another `flotilla hub run` running from this home?"
+    )]
     Locked(String),
     /// A record could not be decoded.
     #[error("a record of the hub store could not be read: {0}")]
@@ -139,7 +141,11 @@ impl HubStore {
             };
             let stored: StoredHost = codec::decode(bytes.value(), RECORD_LIMIT)?;
             let entry = HostEntry {
-                peers: stored.peers.into_iter().map(|p| (p.id.clone(), p)).collect(),
+                peers: stored
+                    .peers
+                    .into_iter()
+                    .map(|p| (p.id.clone(), p))
+                    .collect(),
                 online: false,
                 last_seen: stored.last_seen,
                 version: stored.version,
@@ -298,7 +304,12 @@ impl HubStore {
             };
             let reason = format!("expired at the hub: {host} did not come back in time");
             let sender = q.message.from.host.clone();
-            let made = add_receipts(&txn, &sender, &q.message, vec![(q.to, ReceiptState::Dropped { reason })])?;
+            let made = add_receipts(
+                &txn,
+                &sender,
+                &q.message,
+                vec![(q.to, ReceiptState::Dropped { reason })],
+            )?;
             out.extend(made.into_iter().map(|r| (sender.clone(), r)));
         }
         txn.commit()?;

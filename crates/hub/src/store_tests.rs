@@ -37,19 +37,33 @@ fn a_message_is_queued_once_in_order_and_survives_a_reopen() {
     let store = HubStore::open(&path).expect("open");
     let first = message("laptop/lead", "one");
     let second = message("laptop/lead", "two");
-    let made = store.enqueue(&first, &to(&["work/a", "mac/b"]), Timestamp(1)).expect("queue");
+    let made = store
+        .enqueue(&first, &to(&["work/a", "mac/b"]), Timestamp(1))
+        .expect("queue");
     assert_eq!(made.len(), 2);
-    let again = store.enqueue(&first, &to(&["work/a"]), Timestamp(2)).expect("retry");
+    let again = store
+        .enqueue(&first, &to(&["work/a"]), Timestamp(2))
+        .expect("retry");
     assert!(again.is_empty(), "a retry is not stored twice");
-    store.enqueue(&second, &to(&["work/a"]), Timestamp(3)).expect("queue");
+    store
+        .enqueue(&second, &to(&["work/a"]), Timestamp(3))
+        .expect("queue");
     drop(store);
     let store = HubStore::open(&path).expect("reopen");
     let queued = store.queued(&host("work"), 0, 10).expect("queued");
     let bodies: Vec<&str> = queued.iter().map(|d| d.message.body.as_str()).collect();
     assert_eq!(bodies, ["one", "two"]);
     let depth = store.depths().expect("depths")[&host("work")];
-    assert_eq!(depth, Depth { messages: 2, bytes: 6 });
-    let later = store.queued(&host("work"), queued[0].seq, 10).expect("after");
+    assert_eq!(
+        depth,
+        Depth {
+            messages: 2,
+            bytes: 6
+        }
+    );
+    let later = store
+        .queued(&host("work"), queued[0].seq, 10)
+        .expect("after");
     assert_eq!(later.len(), 1);
 }
 
@@ -58,7 +72,9 @@ fn a_delivery_becomes_a_receipt_for_the_senders_host() {
     let dir = tempfile::tempdir().expect("dir");
     let store = HubStore::open(&dir.path().join("hub.redb")).expect("open");
     let m = message("laptop/lead", "hi");
-    store.enqueue(&m, &to(&["work/a", "work/b"]), Timestamp(1)).expect("queue");
+    store
+        .enqueue(&m, &to(&["work/a", "work/b"]), Timestamp(1))
+        .expect("queue");
     let seq = store.queued(&host("work"), 0, 1).expect("queued")[0].seq;
     let gone = [PeerId::parse("work/b").expect("id")];
     let done = store
@@ -70,22 +86,52 @@ fn a_delivery_becomes_a_receipt_for_the_senders_host() {
     assert_eq!(sender, host("laptop"));
     assert_eq!(receipts.len(), 2);
     assert_eq!(receipts[0].state, ReceiptState::Delivered);
-    assert!(store.delivered(&host("work"), seq, &[]).expect("again").is_none());
-    assert!(store.queued(&host("work"), 0, 10).expect("empty").is_empty());
+    assert!(
+        store
+            .delivered(&host("work"), seq, &[])
+            .expect("again")
+            .is_none()
+    );
+    assert!(
+        store
+            .queued(&host("work"), 0, 10)
+            .expect("empty")
+            .is_empty()
+    );
     let owed = store.receipts(&host("laptop")).expect("receipts");
     assert_eq!(owed.len(), 2);
-    store.ack_receipts(&host("laptop"), owed[0].seq).expect("ack");
+    store
+        .ack_receipts(&host("laptop"), owed[0].seq)
+        .expect("ack");
     assert_eq!(store.receipts(&host("laptop")).expect("left").len(), 1);
     // Once delivered, the same id may be queued again only as a new message.
-    assert_eq!(store.enqueue(&m, &to(&["work/a"]), Timestamp(2)).expect("q").len(), 1);
+    assert_eq!(
+        store
+            .enqueue(&m, &to(&["work/a"]), Timestamp(2))
+            .expect("q")
+            .len(),
+        1
+    );
 }
 
 #[test]
 fn old_deliveries_expire_with_a_dropped_receipt() {
     let dir = tempfile::tempdir().expect("dir");
     let store = HubStore::open(&dir.path().join("hub.redb")).expect("open");
-    store.enqueue(&message("laptop/lead", "old"), &to(&["work/a"]), Timestamp(1)).expect("q");
-    store.enqueue(&message("laptop/lead", "new"), &to(&["work/a"]), Timestamp(100)).expect("q");
+    store
+        .enqueue(
+            &message("laptop/lead", "old"),
+            &to(&["work/a"]),
+            Timestamp(1),
+        )
+        .expect("q");
+    store
+        .enqueue(
+            &message("laptop/lead", "new"),
+            &to(&["work/a"]),
+            Timestamp(100),
+        )
+        .expect("q");
     let dropped = store.expire(Timestamp(50)).expect("expire");
     assert_eq!(dropped.len(), 1);
     assert!(matches!(dropped[0].1.state, ReceiptState::Dropped { .. }));
@@ -103,7 +149,10 @@ fn rosters_are_kept_for_offline_hosts() {
     };
     store.put_host(&host("work"), &entry).expect("put");
     drop(store);
-    let hosts = HubStore::open(&path).expect("reopen").load_hosts().expect("load");
+    let hosts = HubStore::open(&path)
+        .expect("reopen")
+        .load_hosts()
+        .expect("load");
     assert_eq!(hosts.len(), 1);
     assert_eq!(hosts[0].1.version, "9");
 }

@@ -30,9 +30,8 @@ pub mod framing;
 pub mod handshake;
 
 pub use frames::{
-    Deliver, Delivered, Forward, ForwardOutcome, ForwardRefusal, Forwarded, Frame, Hello,
-    HelloAck, HelloRefused, PROTOCOL_VERSION, Receipt, ReceiptState, RefusalCode, RosterDelta,
-    RosterPeer,
+    Deliver, Delivered, Forward, ForwardOutcome, ForwardRefusal, Forwarded, Frame, Hello, HelloAck,
+    HelloRefused, PROTOCOL_VERSION, Receipt, ReceiptState, RefusalCode, RosterDelta, RosterPeer,
 };
 pub use framing::{DEFAULT_MAX_FRAME, FramingError, read_frame, write_frame};
 pub use handshake::{Accepted, HandshakeError, HostHandshake, HubHandshake, Refusal};

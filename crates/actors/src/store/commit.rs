@@ -15,7 +15,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::mail::{self, AcceptOutcome, NewMessage};
 use super::{Store, StoreError};
-use super::{lanes, peers};
+use super::{lanes, outbox, peers};
+use crate::federation::{Deliver, ForwardOutcome, Receipt};
 use crate::lane::LaneRecord;
 use crate::lane::events::{EventKind, LaneEvent};
 use crate::model::{PeerRecord, Timestamp};
@@ -51,6 +52,9 @@ enum WriteOp {
         at: Timestamp,
         kinds: Vec<EventKind>,
     },
+    Forwarded(MessageId, ForwardOutcome),
+    Receipt(Receipt),
+    AcceptDelivery(Deliver),
 }
 
 #[derive(Debug)]
@@ -59,6 +63,7 @@ enum WriteDone {
     Count(u64),
     Peer(PeerRecord),
     Events(Vec<LaneEvent>),
+    Gone(Vec<PeerId>),
     Nothing,
 }
 
@@ -210,6 +215,29 @@ impl CommitQueue {
         }
     }
 
+    /// Records the hub's verdict on a forwarded message.
+    pub async fn forwarded(
+        &self,
+        id: MessageId,
+        outcome: ForwardOutcome,
+    ) -> Result<(), StoreError> {
+        self.write(WriteOp::Forwarded(id, outcome)).await.map(drop)
+    }
+
+    /// Records a receipt from the hub.
+    pub async fn receipt(&self, receipt: Receipt) -> Result<(), StoreError> {
+        self.write(WriteOp::Receipt(receipt)).await.map(drop)
+    }
+
+    /// Stores a message delivered by the hub; returns the recipients that
+    /// are no longer here.
+    pub async fn accept_delivery(&self, deliver: Deliver) -> Result<Vec<PeerId>, StoreError> {
+        match self.write(WriteOp::AcceptDelivery(deliver)).await? {
+            WriteDone::Gone(gone) => Ok(gone),
+            other => Err(unexpected(other)),
+        }
+    }
+
     async fn count(&self, op: WriteOp) -> Result<u64, StoreError> {
         match self.write(op).await? {
             WriteDone::Count(n) => Ok(n),
@@ -272,6 +300,9 @@ impl Writer {
             matches!(
                 op,
                 WriteOp::Accept(_)
+                    | WriteOp::AcceptDelivery(_)
+                    | WriteOp::Forwarded(..)
+                    | WriteOp::Receipt(_)
                     | WriteOp::Ack { .. }
                     | WriteOp::PutLane(_)
                     | WriteOp::AppendEvents { .. }
@@ -366,5 +397,10 @@ fn apply(txn: &redb::WriteTransaction, op: WriteOp) -> Result<WriteDone, StoreEr
             at,
             kinds,
         } => lanes::append_events(txn, &lane, turn, at, kinds).map(WriteDone::Events),
+        WriteOp::Forwarded(id, outcome) => {
+            outbox::forwarded(txn, &id, &outcome).map(|()| WriteDone::Nothing)
+        }
+        WriteOp::Receipt(r) => outbox::receipt(txn, &r).map(|()| WriteDone::Nothing),
+        WriteOp::AcceptDelivery(d) => outbox::accept_delivery(txn, &d).map(WriteDone::Gone),
     }
 }

@@ -60,10 +60,10 @@ pub enum AcceptOutcome {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-struct StoredMessage {
-    message: Message,
-    /// How many inboxes still hold it.
-    pending: u32,
+pub(crate) struct StoredMessage {
+    pub(crate) message: Message,
+    /// How many inboxes still hold it (plus one while it waits for the hub).
+    pub(crate) pending: u32,
 }
 
 /// Accepts one message inside a write transaction.
@@ -78,8 +78,14 @@ pub(crate) fn accept(txn: &WriteTransaction, m: NewMessage) -> Result<AcceptOutc
         }
         return Ok(AcceptOutcome::Duplicate(prev));
     }
+    // Recipients on other hosts are the hub's to check; local ones must
+    // still be registered.
+    let (local, remote): (Vec<&PeerId>, Vec<PeerId>) = {
+        let (l, r): (Vec<&PeerId>, Vec<&PeerId>) = m.to.iter().partition(|p| p.host == m.from.host);
+        (l, r.into_iter().cloned().collect())
+    };
     let peers = txn.open_table(PEERS)?;
-    for who in std::iter::once(&m.from).chain(&m.to) {
+    for who in std::iter::once(&m.from).chain(local.iter().copied()) {
         if peers.get(who.to_string().as_str())?.is_none() {
             return Err(StoreError::Rejected(format!(
                 "{who} is no longer registered"
@@ -97,12 +103,14 @@ pub(crate) fn accept(txn: &WriteTransaction, m: NewMessage) -> Result<AcceptOutc
     txn.open_table(SEEN)?
         .insert(id.as_str(), codec::encode(&record)?.as_slice())?;
     if !m.to.is_empty() {
-        let host_seq = bump(&mut txn.open_table(META)?, HOST_SEQ_KEY)?;
-        let mut inbox = txn.open_table(INBOX)?;
-        for r in &m.to {
-            inbox.insert((r.to_string().as_str(), host_seq), id.as_str())?;
+        if !local.is_empty() {
+            let host_seq = bump(&mut txn.open_table(META)?, HOST_SEQ_KEY)?;
+            let mut inbox = txn.open_table(INBOX)?;
+            for r in &local {
+                inbox.insert((r.to_string().as_str(), host_seq), id.as_str())?;
+            }
         }
-        let pending = m.to.len() as u32;
+        let pending = local.len() as u32 + u32::from(!remote.is_empty());
         let message = Message {
             id: m.id,
             from: m.from,
@@ -114,6 +122,7 @@ pub(crate) fn accept(txn: &WriteTransaction, m: NewMessage) -> Result<AcceptOutc
             seq,
             in_reply_to: m.in_reply_to,
         };
+        super::outbox::record_sent(txn, &message, &remote)?;
         let bytes = codec::encode(&StoredMessage { message, pending })?;
         txn.open_table(MESSAGES)?
             .insert(id.as_str(), bytes.as_slice())?;
@@ -121,7 +130,7 @@ pub(crate) fn accept(txn: &WriteTransaction, m: NewMessage) -> Result<AcceptOutc
     Ok(AcceptOutcome::Stored(record))
 }
 
-fn bump(table: &mut redb::Table<&str, u64>, key: &str) -> Result<u64, StoreError> {
+pub(crate) fn bump(table: &mut redb::Table<&str, u64>, key: &str) -> Result<u64, StoreError> {
     let next = table.get(key)?.map(|v| v.value()).unwrap_or(0) + 1;
     table.insert(key, next)?;
     Ok(next)
@@ -151,7 +160,7 @@ pub(crate) fn drop_inbox(txn: &WriteTransaction, peer: &str) -> Result<(), Store
     Ok(())
 }
 
-fn release(txn: &WriteTransaction, id: &str) -> Result<(), StoreError> {
+pub(crate) fn release(txn: &WriteTransaction, id: &str) -> Result<(), StoreError> {
     let mut messages = txn.open_table(MESSAGES)?;
     let stored = messages
         .get(id)?
@@ -264,6 +273,9 @@ impl Store {
         let mut refs: BTreeMap<String, u32> = BTreeMap::new();
         let inbox = txn.open_table(INBOX)?;
         for row in inbox.iter()? {
+            *refs.entry(row?.1.value().to_owned()).or_insert(0) += 1;
+        }
+        for row in txn.open_table(super::schema::OUTBOX)?.iter()? {
             *refs.entry(row?.1.value().to_owned()).or_insert(0) += 1;
         }
         let messages = txn.open_table(MESSAGES)?;

@@ -8,6 +8,7 @@
 pub mod commit;
 mod lanes;
 mod mail;
+mod outbox;
 mod peers;
 mod schema;
 #[cfg(test)]
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 use redb::{Database, ReadableDatabase};
 
 pub use mail::{AcceptOutcome, NewMessage, SeenRecord};
+pub use outbox::{DeliveryState, OUTBOX_KEEP, OutboxEntry, RecipientState};
 pub use schema::SCHEMA_VERSION;
 
 use crate::codec::CodecError;

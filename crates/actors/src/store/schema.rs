@@ -8,7 +8,7 @@ use redb::{ReadTransaction, TableDefinition, TableHandle, WriteTransaction};
 use super::StoreError;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u64 = 2;
+pub const SCHEMA_VERSION: u64 = 3;
 
 /// Key `schema_version`, and `host_seq` (the last inbox sequence number).
 pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
@@ -30,6 +30,13 @@ pub(crate) const LANES: TableDefinition<&str, &[u8]> = TableDefinition::new("lan
 /// (lane name, event sequence number) to the event as JSON (since version 2).
 pub(crate) const LANE_EVENTS: TableDefinition<(&str, u64), &[u8]> =
     TableDefinition::new("lane_events");
+
+/// Position in the queue to the hub to message id (since version 3).
+pub(crate) const OUTBOX: TableDefinition<u64, &str> = TableDefinition::new("outbox");
+/// Message id to encoded `OutboxEntry`: what became of a sent message (since version 3).
+pub(crate) const OUTGOING: TableDefinition<&str, &[u8]> = TableDefinition::new("outgoing");
+/// (sender id, sequence number) to message id: each sender's outbox (since version 3).
+pub(crate) const SENT_BY: TableDefinition<(&str, u64), &str> = TableDefinition::new("sent_by");
 
 pub(crate) const VERSION_KEY: &str = "schema_version";
 pub(crate) const HOST_SEQ_KEY: &str = "host_seq";
@@ -53,6 +60,7 @@ pub(crate) fn migrate(txn: &WriteTransaction, from: u64) -> Result<(), StoreErro
         match version {
             0 => create_v1(txn)?,
             1 => create_v2(txn)?,
+            2 => create_v3(txn)?,
             _ => unreachable!("no migration from version {version}"),
         }
         tracing::info!(from = version, to = version + 1, "store migrated");
@@ -79,9 +87,20 @@ fn create_v2(txn: &WriteTransaction) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Version 3: the outbox of messages that cross hosts.
+fn create_v3(txn: &WriteTransaction) -> Result<(), StoreError> {
+    txn.open_table(OUTBOX)?;
+    txn.open_table(OUTGOING)?;
+    txn.open_table(SENT_BY)?;
+    Ok(())
+}
+
 /// Names of the tables, for the integrity report.
-pub(crate) fn table_names() -> [&'static str; 9] {
+pub(crate) fn table_names() -> [&'static str; 12] {
     [
+        OUTBOX.name(),
+        OUTGOING.name(),
+        SENT_BY.name(),
         LANES.name(),
         LANE_EVENTS.name(),
         META.name(),

@@ -202,3 +202,117 @@ fn reopening_keeps_the_version() {
     assert_eq!(store.schema_version().expect("v"), SCHEMA_VERSION);
     assert_eq!(store.integrity(), &Integrity::Clean);
 }
+
+mod cross_host {
+    //! The outbox and deliveries from other hosts.
+
+    use super::*;
+    use crate::federation::{Deliver, ForwardOutcome, ForwardRefusal, Receipt, ReceiptState};
+    use crate::names::HostName;
+
+    fn host() -> HostName {
+        HostName::new("h").expect("host")
+    }
+
+    #[tokio::test]
+    async fn a_message_for_a_remote_peer_waits_for_the_hub_then_follows_its_receipts() {
+        let (_d, store, q) = fixture().await;
+        q.accept(msg("m1", "h/a", &["h/b", "w/x", "w/y"]))
+            .await
+            .expect("m1");
+        let pending = store.pending_forwards(&host(), 0, 10).expect("pending");
+        assert_eq!(pending.len(), 1);
+        let (pos, forward) = &pending[0];
+        assert_eq!(forward.to.len(), 2, "only the remote recipients");
+        assert_eq!(
+            store
+                .pending_forwards(&host(), *pos, 10)
+                .expect("after")
+                .len(),
+            0
+        );
+        let states = |s: &Store| -> Vec<DeliveryState> {
+            let a = PeerId::parse("h/a").expect("a");
+            s.outbox(&a, 10).expect("outbox")[0]
+                .recipients
+                .iter()
+                .map(|r| r.state)
+                .collect()
+        };
+        use DeliveryState::*;
+        assert_eq!(states(&store), [Delivered, Accepted, Accepted]);
+        store.verify().expect("consistent while held");
+        q.forwarded(forward.message.id.clone(), ForwardOutcome::Queued)
+            .await
+            .expect("fwd");
+        assert_eq!(states(&store), [Delivered, Queued, Queued]);
+        assert!(
+            store
+                .pending_forwards(&host(), 0, 10)
+                .expect("none")
+                .is_empty()
+        );
+        let receipt = Receipt {
+            seq: 1,
+            id: forward.message.id.clone(),
+            to: vec![PeerId::parse("w/x").expect("x")],
+            state: ReceiptState::Delivered,
+        };
+        q.receipt(receipt).await.expect("receipt");
+        assert_eq!(states(&store), [Delivered, Delivered, Queued]);
+        // h/b still holds the message; the hub no longer needs it.
+        store.verify().expect("consistent");
+    }
+
+    #[tokio::test]
+    async fn a_refused_forward_drops_the_remote_recipients_with_the_reason() {
+        let (_d, store, q) = fixture().await;
+        q.accept(msg("m1", "h/a", &["w/x"])).await.expect("m1");
+        let refused = ForwardOutcome::Refused {
+            code: ForwardRefusal::QuotaExceeded,
+            reason: "full".into(),
+        };
+        q.forwarded(MessageId::new("m1").expect("id"), refused)
+            .await
+            .expect("fwd");
+        let a = PeerId::parse("h/a").expect("a");
+        let entry = &store.outbox(&a, 10).expect("outbox")[0];
+        assert_eq!(entry.recipients[0].state, DeliveryState::Dropped);
+        assert!(
+            entry.recipients[0]
+                .reason
+                .as_deref()
+                .unwrap_or("")
+                .contains("full")
+        );
+        store.verify().expect("the held body is released");
+    }
+
+    #[tokio::test]
+    async fn a_delivery_from_another_host_is_stored_once() {
+        let (_d, store, q) = fixture().await;
+        let (sent, _) = {
+            q.accept(msg("m0", "h/a", &["w/x"])).await.expect("m0");
+            (store.pending_forwards(&host(), 0, 1).expect("p"), ())
+        };
+        let mut message = sent[0].1.message.clone();
+        message.id = MessageId::new("remote-1").expect("id");
+        message.from = PeerId::parse("w/x").expect("x");
+        let deliver = Deliver {
+            seq: 9,
+            message,
+            to: vec![
+                PeerId::parse("h/b").expect("b"),
+                PeerId::parse("h/gone").expect("g"),
+            ],
+        };
+        let gone = q.accept_delivery(deliver.clone()).await.expect("deliver");
+        assert_eq!(gone.len(), 1);
+        assert!(q.accept_delivery(deliver).await.expect("again").is_empty());
+        let b = PeerId::parse("h/b").expect("b");
+        let (inbox, _) = store.fetch_inbox(&b, 10, 1 << 20).expect("inbox");
+        assert_eq!(inbox.len(), 1);
+        assert_eq!(inbox[0].from.to_string(), "w/x");
+        store.verify().expect("consistent");
+    }
+}

@@ -1,0 +1,332 @@
+//! Messages that cross hosts, in the host's store: what each sender sent
+//! and what became of it at every recipient (the outbox), the queue of
+//! messages still to hand to the hub, and the acceptance of messages the
+//! hub delivers from other hosts.
+//!
+//! Owns the tables `outbox`, `outgoing` and `sent_by` (schema version 3).
+//! A message for remote peers is held (its body counted once in
+//! `messages`) until the hub has it on disk or refuses it; states only
+//! move forward: accepted, queued at the hub, then delivered or dropped.
+//! Must not decide who may receive what (the directory and the hub do).
+
+use redb::{ReadableDatabase, ReadableTable, WriteTransaction};
+use serde::{Deserialize, Serialize};
+
+use super::mail::{StoredMessage, release};
+use super::schema::{INBOX, MESSAGES, META, OUTBOX, OUTGOING, PEERS, SEEN, SENT_BY};
+use super::{SeenRecord, Store, StoreError};
+use crate::codec;
+use crate::federation::{Deliver, Forward, ForwardOutcome, Receipt, ReceiptState};
+use crate::model::{Message, Timestamp};
+use crate::names::{MessageId, PeerId};
+
+const RECORD_LIMIT: usize = codec::HARD_LIMIT;
+/// Outbox entries kept per sender; older ones in a final state are pruned.
+pub const OUTBOX_KEEP: u64 = 1000;
+const OUT_SEQ_KEY: &str = "out_seq";
+
+/// Where a message stands for one recipient.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryState {
+    /// On this host's disk, not yet taken by the hub (the link is down, or
+    /// the hub has not answered).
+    Accepted,
+    /// On the hub's disk, waiting for the recipient's host.
+    Queued,
+    /// In the recipient's inbox.
+    Delivered,
+    /// Never to be delivered; `reason` says why.
+    Dropped,
+}
+
+impl DeliveryState {
+    fn is_final(self) -> bool {
+        matches!(self, Self::Delivered | Self::Dropped)
+    }
+}
+
+/// One recipient of a sent message and its state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecipientState {
+    /// The recipient.
+    pub peer: PeerId,
+    /// Where the message stands for it.
+    pub state: DeliveryState,
+    /// Why it was dropped (refused by the hub, expired, the peer left).
+    pub reason: Option<String>,
+}
+
+impl RecipientState {
+    fn set(&mut self, state: DeliveryState, reason: Option<String>) {
+        self.state = state;
+        self.reason = reason;
+    }
+}
+
+/// A sent message in its sender's outbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutboxEntry {
+    /// The message id.
+    pub id: MessageId,
+    /// The sender's sequence number.
+    pub seq: u64,
+    /// When this host accepted it.
+    pub sent_at: Timestamp,
+    /// Its summary.
+    pub summary: Option<String>,
+    /// Every recipient and its state.
+    pub recipients: Vec<RecipientState>,
+    /// While waiting for the hub: the position in this host's queue.
+    pub out_seq: Option<u64>,
+}
+
+/// Records a newly accepted message in its sender's outbox; `remote`
+/// recipients are queued for the hub (the message's body stays held).
+pub(crate) fn record_sent(
+    txn: &WriteTransaction,
+    message: &Message,
+    remote: &[PeerId],
+) -> Result<(), StoreError> {
+    let out_seq = if remote.is_empty() {
+        None
+    } else {
+        let mut meta = txn.open_table(META)?;
+        let next = meta.get(OUT_SEQ_KEY)?.map(|v| v.value()).unwrap_or(0) + 1;
+        meta.insert(OUT_SEQ_KEY, next)?;
+        drop(meta);
+        txn.open_table(OUTBOX)?.insert(next, message.id.as_str())?;
+        Some(next)
+    };
+    let recipients = message
+        .to
+        .iter()
+        .map(|peer| RecipientState {
+            peer: peer.clone(),
+            state: if remote.contains(peer) {
+                DeliveryState::Accepted
+            } else {
+                DeliveryState::Delivered
+            },
+            reason: None,
+        })
+        .collect();
+    let entry = OutboxEntry {
+        id: message.id.clone(),
+        seq: message.seq,
+        sent_at: message.sent_at,
+        summary: message.summary.clone(),
+        recipients,
+        out_seq,
+    };
+    put_entry(txn, &entry)?;
+    let from = message.from.to_string();
+    let mut sent_by = txn.open_table(SENT_BY)?;
+    sent_by.insert((from.as_str(), message.seq), message.id.as_str())?;
+    if let Some(old_seq) = message.seq.checked_sub(OUTBOX_KEEP) {
+        prune(txn, &mut sent_by, &from, old_seq)?;
+    }
+    Ok(())
+}
+
+fn prune(
+    txn: &WriteTransaction,
+    sent_by: &mut redb::Table<(&str, u64), &str>,
+    from: &str,
+    seq: u64,
+) -> Result<(), StoreError> {
+    let Some(id) = sent_by.get((from, seq))?.map(|v| v.value().to_owned()) else {
+        return Ok(());
+    };
+    let done = entry(txn, &id)?.is_none_or(|e| e.recipients.iter().all(|r| r.state.is_final()));
+    if done {
+        sent_by.remove((from, seq))?;
+        txn.open_table(OUTGOING)?.remove(id.as_str())?;
+    }
+    Ok(())
+}
+
+fn put_entry(txn: &WriteTransaction, entry: &OutboxEntry) -> Result<(), StoreError> {
+    txn.open_table(OUTGOING)?
+        .insert(entry.id.as_str(), codec::encode(entry)?.as_slice())?;
+    Ok(())
+}
+
+fn entry(txn: &WriteTransaction, id: &str) -> Result<Option<OutboxEntry>, StoreError> {
+    let table = txn.open_table(OUTGOING)?;
+    let got = table.get(id)?;
+    Ok(match got {
+        Some(v) => Some(codec::decode(v.value(), RECORD_LIMIT)?),
+        None => None,
+    })
+}
+
+/// The hub answered a forward: the message leaves the queue, and its
+/// remote recipients are queued at the hub or dropped.
+pub(crate) fn forwarded(
+    txn: &WriteTransaction,
+    id: &MessageId,
+    outcome: &ForwardOutcome,
+) -> Result<(), StoreError> {
+    let Some(mut e) = entry(txn, id.as_str())? else {
+        return Ok(());
+    };
+    let Some(out_seq) = e.out_seq.take() else {
+        return Ok(());
+    };
+    txn.open_table(OUTBOX)?.remove(out_seq)?;
+    for r in e
+        .recipients
+        .iter_mut()
+        .filter(|r| r.state == DeliveryState::Accepted)
+    {
+        match outcome {
+            ForwardOutcome::Queued => r.set(DeliveryState::Queued, None),
+            ForwardOutcome::Refused { reason, .. } => r.set(
+                DeliveryState::Dropped,
+                Some(format!("refused by the hub: {reason}")),
+            ),
+        }
+    }
+    put_entry(txn, &e)?;
+    release(txn, id.as_str())
+}
+
+/// A receipt from the hub: the named recipients got the message, or never
+/// will.
+pub(crate) fn receipt(txn: &WriteTransaction, receipt: &Receipt) -> Result<(), StoreError> {
+    let Some(mut e) = entry(txn, receipt.id.as_str())? else {
+        return Ok(());
+    };
+    for r in e
+        .recipients
+        .iter_mut()
+        .filter(|r| receipt.to.contains(&r.peer))
+    {
+        if !r.state.is_final() {
+            match &receipt.state {
+                ReceiptState::Delivered => r.set(DeliveryState::Delivered, None),
+                ReceiptState::Dropped { reason } => {
+                    r.set(DeliveryState::Dropped, Some(reason.clone()))
+                }
+            }
+        }
+    }
+    put_entry(txn, &e)
+}
+
+/// Stores a message the hub delivers from another host in the inboxes of
+/// its recipients here. A message already stored (a delivery repeated
+/// after a lost acknowledgement) is not stored again. Returns the
+/// recipients that are no longer peers of this host.
+pub(crate) fn accept_delivery(
+    txn: &WriteTransaction,
+    d: &Deliver,
+) -> Result<Vec<PeerId>, StoreError> {
+    let id = d.message.id.as_str();
+    if txn.open_table(SEEN)?.get(id)?.is_some() {
+        return Ok(Vec::new());
+    }
+    let peers = txn.open_table(PEERS)?;
+    let mut here = Vec::new();
+    let mut gone = Vec::new();
+    for p in &d.to {
+        if peers.get(p.to_string().as_str())?.is_some() {
+            here.push(p.clone());
+        } else {
+            gone.push(p.clone());
+        }
+    }
+    drop(peers);
+    let record = SeenRecord {
+        from: d.message.from.clone(),
+        to: here.clone(),
+        seq: d.message.seq,
+        sent_at: d.message.sent_at,
+    };
+    txn.open_table(SEEN)?
+        .insert(id, codec::encode(&record)?.as_slice())?;
+    if here.is_empty() {
+        return Ok(gone);
+    }
+    let host_seq = super::mail::bump(&mut txn.open_table(META)?, super::schema::HOST_SEQ_KEY)?;
+    let mut inbox = txn.open_table(INBOX)?;
+    for r in &here {
+        inbox.insert((r.to_string().as_str(), host_seq), id)?;
+    }
+    let stored = StoredMessage {
+        message: d.message.clone(),
+        pending: here.len() as u32,
+    };
+    txn.open_table(MESSAGES)?
+        .insert(id, codec::encode(&stored)?.as_slice())?;
+    Ok(gone)
+}
+
+impl Store {
+    /// The oldest messages waiting to be handed to the hub, in order, with
+    /// their remote recipients; `after` is the last queue position already
+    /// handed over on this link.
+    pub fn pending_forwards(
+        &self,
+        local: &crate::names::HostName,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, Forward)>, StoreError> {
+        let txn = self.db().begin_read()?;
+        let outbox = txn.open_table(OUTBOX)?;
+        let messages = txn.open_table(MESSAGES)?;
+        let mut out = Vec::new();
+        for row in outbox.range(after.saturating_add(1)..)?.take(limit) {
+            let (seq, id) = row?;
+            let Some(v) = messages.get(id.value())? else {
+                continue;
+            };
+            let stored: StoredMessage = codec::decode(v.value(), RECORD_LIMIT)?;
+            let to = stored
+                .message
+                .to
+                .iter()
+                .filter(|p| p.host != *local)
+                .cloned()
+                .collect();
+            out.push((
+                seq.value(),
+                Forward {
+                    message: stored.message,
+                    to,
+                },
+            ));
+        }
+        Ok(out)
+    }
+
+    /// The last `limit` messages `from` sent, oldest first, with their
+    /// states.
+    pub fn outbox(&self, from: &PeerId, limit: usize) -> Result<Vec<OutboxEntry>, StoreError> {
+        let txn = self.db().begin_read()?;
+        let sent_by = txn.open_table(SENT_BY)?;
+        let outgoing = txn.open_table(OUTGOING)?;
+        let key = from.to_string();
+        let mut out = Vec::new();
+        for row in sent_by
+            .range((key.as_str(), 0)..=(key.as_str(), u64::MAX))?
+            .rev()
+            .take(limit)
+        {
+            let (_, id) = row?;
+            if let Some(v) = outgoing.get(id.value())? {
+                out.push(codec::decode(v.value(), RECORD_LIMIT)?);
+            }
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// How many messages wait to be handed to the hub.
+    pub fn outbox_depth(&self) -> Result<u64, StoreError> {
+        use redb::ReadableTableMetadata;
+        let txn = self.db().begin_read()?;
+        Ok(txn.open_table(OUTBOX)?.len()?)
+    }
+}
