@@ -3,67 +3,8 @@
 //! on 127.0.0.1, the link surviving a hub restart, and a host whose
 //! certificate comes from another CA never linking and saying why.
 
-use std::process::Child;
-use std::time::Duration;
-
-use flotilla_tests::{TestHome, free_udp_port, stop_child, wait_until};
-use serde_json::Value;
-
-/// The longest any wait here may take.
-const PATIENCE: Duration = Duration::from_secs(30);
-
-/// A home that ran `hub init` for `hub.test` on a free loopback port.
-fn hub_home() -> (TestHome, String) {
-    let hub = TestHome::new();
-    let addr = format!("127.0.0.1:{}", free_udp_port());
-    let init = hub.json(&["hub", "init", "--name", "hub.test", "--listen", &addr]);
-    assert_eq!(init["schema"], "flotilla.hub-init.v1");
-    assert_eq!(init["listen"], addr.as_str());
-    assert!(
-        init["ca"]["fingerprint"]
-            .as_str()
-            .expect("fp")
-            .starts_with("sha256:")
-    );
-    (hub, addr)
-}
-
-/// A host home holding `name`'s files issued at `ca`, set to link to `addr`
-/// with fast reconnects.
-fn host_home(ca: &TestHome, name: &str, addr: &str) -> TestHome {
-    let host = TestHome::new();
-    let out = ca.path().join("issued-for-test").join(name);
-    let out = out.to_str().expect("utf-8 path");
-    let issued = ca.json(&["certs", "issue", "--name", name, "--out", out]);
-    assert_eq!(issued["certificate"]["name"], name);
-    let certs = host.path().join("certs");
-    std::fs::create_dir_all(&certs).expect("certs dir");
-    for file in ["host.pem", "host.key", "ca.pem"] {
-        std::fs::copy(
-            ca.path().join("issued-for-test").join(name).join(file),
-            certs.join(file),
-        )
-        .expect("copy");
-    }
-    host.write_config(&format!(
-        "hub = \"{addr}\"\nhub_name = \"hub.test\"\nhub_reconnect_min_ms = 20\n\
-         hub_reconnect_max_ms = 200\nhub_ping_interval_ms = 100\nhub_connect_timeout_ms = 1000\n"
-    ));
-    host
-}
-
-fn link(host: &TestHome) -> Value {
-    host.json(&["host", "status"])["hub_link"].clone()
-}
-
-fn wait_link(host: &TestHome, what: &str, cond: impl Fn(&Value) -> bool) -> Value {
-    wait_until(what, PATIENCE, || cond(&link(host)));
-    link(host)
-}
-
-fn run_hub(hub: &TestHome) -> Child {
-    hub.spawn(&["hub", "run"], "hub.stderr")
-}
+use flotilla_tests::federation::{host_home, hub_home, run_hub, wait_link};
+use flotilla_tests::{TestHome, stop_child};
 
 #[test]
 fn a_host_links_to_the_hub_and_relinks_after_the_hub_restarts() {

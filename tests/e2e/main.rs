@@ -4,6 +4,7 @@
 
 mod crash;
 mod daemon;
+mod federation;
 mod hub;
 mod lane_recovery;
 mod lanes;

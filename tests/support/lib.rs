@@ -3,6 +3,7 @@
 //! control socket, bounded waiting on conditions (never fixed sleeps), a
 //! scripted model server and throwaway environments for the vendor CLIs.
 
+pub mod federation;
 pub mod model_server;
 pub mod raw;
 pub mod vendor;

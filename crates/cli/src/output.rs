@@ -236,3 +236,76 @@ pub(crate) fn event_line(e: &flotilla_actors::lane::events::LaneEvent) -> String
     };
     format!("{:>5} {} turn {} {what}", e.seq, e.at, e.turn)
 }
+
+/// A sender's outbox.
+pub(crate) fn outbox(r: &flotilla_actors::protocol::OutboxReply) -> String {
+    let mut out = String::new();
+    if r.messages.is_empty() {
+        let _ = writeln!(out, "{} has sent nothing yet", r.peer);
+    }
+    for m in &r.messages {
+        let _ = writeln!(
+            out,
+            "#{} {} {} {}",
+            m.seq,
+            m.id,
+            m.sent_at,
+            or_dash(m.summary.as_deref())
+        );
+        for to in &m.recipients {
+            let state = serde_json::to_value(to.state)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let reason = to
+                .reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default();
+            let _ = writeln!(out, "    {:<32} {state}{reason}", to.peer.to_string());
+        }
+    }
+    if r.waiting_for_hub > 0 {
+        let _ = writeln!(
+            out,
+            "{} message(s) of this host wait for the hub (see `flotilla host status`)",
+            r.waiting_for_hub
+        );
+    }
+    out
+}
+
+/// The operator's view of the federation.
+pub(crate) fn hub_roster(r: &flotilla_hub::view::HubRosterReply) -> String {
+    let mut out = format!("hub {} — {} host(s)\n", r.hub, r.hosts.len());
+    for h in &r.hosts {
+        let rtt = h
+            .rtt_ms
+            .map(|ms| format!("{ms:.1} ms"))
+            .unwrap_or_else(|| "-".into());
+        let _ = writeln!(
+            out,
+            "{:<20} {:<8} v{:<8} rtt {:<9} last seen {}  from {}  queued {} msg / {} B",
+            h.host.to_string(),
+            h.state,
+            h.version,
+            rtt,
+            h.last_seen,
+            or_dash(h.remote.as_deref()),
+            h.queued.messages,
+            h.queued.bytes
+        );
+        for p in h.peers.iter().chain(&h.lanes) {
+            let g: Vec<&str> = p.groups.iter().map(|g| g.as_str()).collect();
+            let _ = writeln!(
+                out,
+                "    {:<32} {:<8} {:<10} {}",
+                p.id.to_string(),
+                p.kind.to_string(),
+                or_dash(p.product.as_deref()),
+                g.join(",")
+            );
+        }
+    }
+    out
+}

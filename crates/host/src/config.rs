@@ -66,6 +66,10 @@ pub struct HostConfig {
     pub hub_ping_interval_ms: u64,
     /// Time allowed to reach the hub and get its answer, in milliseconds.
     pub hub_connect_timeout_ms: u64,
+    /// Delays between attempts while the hub has never been reached since
+    /// the daemon started (a host booted without network), in
+    /// milliseconds; the last one repeats.
+    pub hub_startup_retry_ms: Vec<u64>,
     /// This home's hub, when it runs one (`[hub_server]`, written by `hub init`).
     pub hub_server: Option<HubServerConfig>,
 }
@@ -141,6 +145,7 @@ impl Default for HostConfig {
             hub_reconnect_max_ms: 30_000,
             hub_ping_interval_ms: 5_000,
             hub_connect_timeout_ms: 10_000,
+            hub_startup_retry_ms: vec![30_000, 60_000, 120_000, 300_000],
             hub_server: None,
         }
     }
@@ -229,6 +234,19 @@ impl HostConfig {
             min,
             Duration::from_millis(self.hub_reconnect_max_ms).max(min),
         )
+    }
+
+    /// The delays between attempts before the hub was ever reached.
+    pub fn hub_startup_retry(&self) -> Vec<Duration> {
+        let mut out: Vec<Duration> = self
+            .hub_startup_retry_ms
+            .iter()
+            .map(|ms| Duration::from_millis((*ms).max(1)))
+            .collect();
+        if out.is_empty() {
+            out.push(self.hub_reconnect().0);
+        }
+        out
     }
 
     /// How often the link pings the hub.

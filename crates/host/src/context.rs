@@ -5,13 +5,15 @@
 //! The supervisor creates it once; children get an `Arc` of it and never own
 //! it, so a restarted child finds the same store and channels.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
 use flotilla_actors::directory::Directory;
+use flotilla_actors::federation::RosterPeer;
 use flotilla_actors::model::Timestamp;
-use flotilla_actors::names::HostName;
+use flotilla_actors::names::{HostName, PeerId};
 use flotilla_actors::protocol::ActorStatus;
 use flotilla_actors::store::Store;
 use flotilla_actors::store::commit::CommitQueue;
@@ -101,6 +103,10 @@ pub struct HostContext {
     /// The hub link's state, kept by the `HubLink` actor; `None` without a
     /// hub.
     pub hub_link: RwLock<Option<crate::hub_link::LinkTracker>>,
+    /// Peers of other hosts this host may see, as the hub last said, with
+    /// whether their host is linked. Merged into the directory by the
+    /// registry.
+    pub remote: RwLock<BTreeMap<PeerId, RosterPeer>>,
     stopping: AtomicBool,
 }
 
@@ -132,6 +138,7 @@ impl HostContext {
             actors: RwLock::new(Vec::new()),
             waiting: Default::default(),
             hub_link: RwLock::new(None),
+            remote: RwLock::new(BTreeMap::new()),
             stopping: AtomicBool::new(false),
         }
     }
@@ -139,6 +146,16 @@ impl HostContext {
     /// The current directory snapshot.
     pub fn directory(&self) -> Arc<Directory> {
         self.directory.borrow().clone()
+    }
+
+    /// The remote peers, as last heard from the hub.
+    pub fn remote_peers(&self) -> BTreeMap<PeerId, RosterPeer> {
+        self.remote.read().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// Whether `peer` is a peer of this host.
+    pub fn is_local(&self, peer: &PeerId) -> bool {
+        peer.host == self.host
     }
 
     /// Whether a reader of `peer` is blocked waiting for mail.

@@ -38,14 +38,17 @@ pub enum RegistryMsg {
     Rename(PeerRenameArgs, Reply<PeerView>),
     /// The peers one peer can see.
     Peers(PeersArgs, Reply<PeersReply>),
-    /// Every peer, for the operator.
-    Roster(Reply<RosterReply>),
+    /// Every peer of this host, for the operator; with `true`, also the
+    /// remote peers it may see.
+    Roster(bool, Reply<RosterReply>),
     /// A peer made a request.
     Touch(PeerId),
     /// Write last-seen times to the store.
     Flush,
     /// Register a lane's peer (or update it).
     PutLanePeer(PeerRecord, Reply<()>),
+    /// The remote peers changed: publish the directory again.
+    Republish,
     /// Liveness check from the watchdog.
     Ping(RpcReplyPort<()>),
     /// Test hook: fail now.
@@ -107,11 +110,16 @@ impl Actor for Registry {
             RegistryMsg::Leave(args, reply) => send(reply, state.leave(args).await),
             RegistryMsg::Rename(args, reply) => send(reply, state.rename(args).await),
             RegistryMsg::Peers(args, reply) => send(reply, state.peers(args)),
-            RegistryMsg::Roster(reply) => send(reply, state.roster()),
+            RegistryMsg::Roster(all, reply) => send(reply, state.roster(all)),
             RegistryMsg::Touch(id) => state.touch(id),
             RegistryMsg::Flush => state.flush().await,
             RegistryMsg::PutLanePeer(record, reply) => {
                 send(reply, state.put_lane_peer(record).await)
+            }
+            RegistryMsg::Republish => {
+                if let Err(e) = state.publish() {
+                    tracing::warn!(error = %e, "could not publish the directory");
+                }
             }
             RegistryMsg::Ping(reply) => send(reply, ()),
             RegistryMsg::Fail => panic!("registry failed on request (test hook)"),
@@ -134,11 +142,14 @@ pub(crate) fn store_error(e: StoreError) -> ControlError {
 }
 
 impl RegistryState {
+    /// Publishes this host's peers (from the store) with the remote peers
+    /// the hub announced.
     fn publish(&self) -> Result<(), StoreError> {
         let peers = self.ctx.store.load_peers()?;
+        let remote = self.ctx.remote_peers().into_values().map(|p| p.record);
         self.ctx
             .directory
-            .send_replace(Arc::new(Directory::new(peers)));
+            .send_replace(Arc::new(Directory::new(peers.into_iter().chain(remote))));
         Ok(())
     }
 
@@ -274,11 +285,12 @@ impl RegistryState {
         })
     }
 
-    fn roster(&self) -> Result<RosterReply, ControlError> {
+    fn roster(&self, all: bool) -> Result<RosterReply, ControlError> {
         let depths = self.ctx.store.inbox_depths().map_err(store_error)?;
         let directory = self.ctx.directory();
         let peers = directory
             .iter()
+            .filter(|p| all || self.ctx.is_local(&p.id))
             .map(|p| {
                 let view = self.view(p, None);
                 RosterPeer {
@@ -312,7 +324,14 @@ impl RegistryState {
                 .memberships()
                 .filter(|g| viewer.is_none_or(|v| v.is_member(g)))
                 .collect(),
-            state: if self.ctx.is_waiting(&p.id) {
+            state: if !self.ctx.is_local(&p.id) {
+                let remote = self.ctx.remote_peers();
+                if remote.get(&p.id).is_some_and(|r| r.online) {
+                    "online"
+                } else {
+                    "offline"
+                }
+            } else if self.ctx.is_waiting(&p.id) {
                 "waiting"
             } else if active {
                 "active"

@@ -24,7 +24,11 @@ pub fn host_status(ctx: &HostContext) -> HostStatusReply {
         started_at: ctx.started_at,
         uptime_secs: ctx.started.elapsed().as_secs(),
         actors,
-        peers: ctx.directory().len() as u64,
+        peers: ctx
+            .directory()
+            .iter()
+            .filter(|p| ctx.is_local(&p.id))
+            .count() as u64,
         messages: MessageCounts {
             queued: ctx.store.queued().unwrap_or(0),
             accepted_since_start: ctx.commit.stats().accepted.load(Ordering::Relaxed),
@@ -42,6 +46,10 @@ fn hub_link(ctx: &HostContext) -> Option<flotilla_actors::protocol::HubLinkStatu
     }
     let target = ctx.config.hub_target().ok().flatten()?;
     let (min, max) = ctx.config.hub_reconnect();
-    let policy = crate::hub_link::ReconnectPolicy { min, max };
+    let policy = crate::hub_link::ReconnectPolicy {
+        min,
+        max,
+        startup: Vec::new(),
+    };
     Some(crate::hub_link::LinkTracker::new(target.addr, target.name, policy, now).status(now))
 }

@@ -224,7 +224,7 @@ impl CoreState {
     }
 
     fn link_down(&mut self, host: &HostName, link_id: u64) {
-        if !self.links.get(host).is_some_and(|l| l.id == link_id) {
+        if self.links.get(host).is_none_or(|l| l.id != link_id) {
             return;
         }
         self.links.remove(host);

@@ -311,6 +311,12 @@ impl HubSession {
             .map_err(|_| SessionError::Timeout(wait))?
     }
 
+    /// The connection and the two halves of the control stream, for a
+    /// caller that reads and writes from different tasks.
+    pub fn into_parts(self) -> (quinn::Connection, quinn::SendStream, quinn::RecvStream) {
+        (self.connection, self.send, self.recv)
+    }
+
     /// Ends the link politely: finishes the stream and closes.
     pub fn close(mut self) {
         let _ = self.send.finish();

@@ -12,11 +12,13 @@ mod error;
 mod lanes;
 mod lines;
 mod ops;
+mod outbox;
 
 pub use error::{ControlError, ErrorCode};
 pub use lanes::*;
 pub use lines::{LineError, read_line};
 pub use ops::*;
+pub use outbox::*;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

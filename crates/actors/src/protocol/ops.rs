@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::lanes::*;
+use super::outbox::*;
 use super::{ControlError, ErrorCode, Op};
 use crate::lane::events::LaneEvent;
 use crate::model::{Message, PeerKind, Timestamp};
@@ -85,6 +86,8 @@ ops! {
     InboxAck(InboxAckArgs) = "inbox.ack" -> InboxAckReply;
     /// Every peer on the host, for the operator.
     Roster(RosterArgs) = "roster" -> RosterReply;
+    /// What a peer sent and where each message stands.
+    Outbox(OutboxArgs) = "outbox" -> OutboxReply;
     /// Verify the store.
     StoreCheck(StoreCheckArgs) = "store.check" -> StoreCheckReply;
     /// Test hook: make one actor fail (only when the daemon enables test hooks).
@@ -410,7 +413,11 @@ pub struct InboxAckReply {
 
 /// Arguments of `roster`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct RosterArgs {}
+pub struct RosterArgs {
+    /// Also the peers of other hosts this host may see (through the hub).
+    #[serde(default)]
+    pub all: bool,
+}
 
 /// One peer in the operator's roster.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -423,9 +430,10 @@ pub struct RosterPeer {
     pub kind: PeerKind,
     /// All its groups, the private one first.
     pub groups: Vec<GroupName>,
-    /// `waiting`, `active` or `idle`.
+    /// `waiting`, `active` or `idle`; for a peer of another host, `online`
+    /// or `offline` (its host's link to the hub).
     pub state: String,
-    /// Unacknowledged messages.
+    /// Unacknowledged messages (0 for a peer of another host).
     pub inbox_depth: u64,
     /// When it last made a request.
     pub last_seen: Option<Timestamp>,

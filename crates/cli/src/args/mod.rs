@@ -45,8 +45,10 @@ pub(crate) enum Command {
     Reply(ReplyArgs),
     /// Read your messages, oldest first.
     Inbox(InboxArgs),
-    /// Every peer on this host (the operator's view).
-    Roster,
+    /// Every peer on this host (the operator's view); --all adds what it sees of other hosts.
+    Roster(RosterCliArgs),
+    /// What a peer sent and where each message stands (here, queued at the hub, delivered).
+    Outbox(OutboxCliArgs),
     /// Lanes: supervised worker sessions of agent CLIs and plain commands.
     #[command(subcommand)]
     Lane(Box<LaneCommand>),
@@ -95,6 +97,24 @@ pub(crate) enum HubCommand {
     Init(HubInitArgs),
     /// Run the hub in the foreground (logs to stderr; SIGTERM/SIGINT stop it).
     Run,
+    /// The operator's view of the federation: every host, its link, peers, lanes and queue.
+    Roster,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RosterCliArgs {
+    /// Also the peers of other hosts this host may see through the hub.
+    #[arg(long)]
+    pub(crate) all: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct OutboxCliArgs {
+    #[command(flatten)]
+    pub(crate) sender: AsPeer,
+    /// How many of the latest messages to show (at most 1000).
+    #[arg(long, default_value_t = 20)]
+    pub(crate) limit: usize,
 }
 
 #[derive(Debug, Args)]

@@ -50,3 +50,13 @@ pub(crate) async fn run(env: &Env) -> Result<u8> {
     hub_server::run(&env.home).await?;
     Ok(OK)
 }
+
+pub(crate) async fn roster(env: &Env) -> Result<u8> {
+    let reply = hub_server::roster(&env.home).await?;
+    if env.json {
+        output::json(&reply);
+    } else {
+        print!("{}", crate::output::hub_roster(&reply));
+    }
+    Ok(OK)
+}

@@ -151,3 +151,17 @@ pub(crate) async fn inbox(env: &Env, args: InboxArgs) -> Result<u8> {
     }
     Ok(OK)
 }
+
+pub(crate) async fn outbox(env: &Env, args: crate::args::OutboxCliArgs) -> Result<u8> {
+    let op = protocol::OutboxArgs {
+        as_peer: PeerName::new(&args.sender.as_peer)?,
+        limit: args.limit,
+    };
+    let reply = env.client().await?.call(&op).await?;
+    if env.json {
+        output::json(&reply);
+    } else {
+        print!("{}", output::outbox(&reply));
+    }
+    Ok(OK)
+}

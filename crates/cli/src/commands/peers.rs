@@ -85,8 +85,8 @@ pub(crate) async fn list(env: &Env, args: AsPeer) -> Result<u8> {
     Ok(OK)
 }
 
-pub(crate) async fn roster(env: &Env) -> Result<u8> {
-    let reply = env.client().await?.call(&RosterArgs {}).await?;
+pub(crate) async fn roster(env: &Env, all: bool) -> Result<u8> {
+    let reply = env.client().await?.call(&RosterArgs { all }).await?;
     if env.json {
         output::json(&reply);
     } else {

@@ -9,11 +9,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flotilla_actors::names::MessageId;
+use flotilla_actors::names::{MessageId, PeerId};
 use flotilla_actors::protocol::{
-    ControlError, Empty, ErrorCode, InboxFetchArgs, InboxReply, Request, StoreCheckReply,
-    reply_value,
+    ControlError, Empty, ErrorCode, InboxFetchArgs, InboxReply, OUTBOX_SCHEMA, OutboxArgs,
+    OutboxReply, Request, StoreCheckReply, reply_value,
 };
+use flotilla_actors::store::OUTBOX_KEEP;
 use ractor::rpc::CallResult;
 use ractor::{ActorRef, RpcReplyPort};
 use serde::Serialize;
@@ -47,7 +48,8 @@ pub(super) async fn dispatch(
         Request::PeerLeave(a) => registry(ctx, move |r| RegistryMsg::Leave(a.clone(), r)).await,
         Request::PeerRename(a) => registry(ctx, move |r| RegistryMsg::Rename(a.clone(), r)).await,
         Request::Peers(a) => registry(ctx, move |r| RegistryMsg::Peers(a.clone(), r)).await,
-        Request::Roster(_) => registry(ctx, RegistryMsg::Roster).await,
+        Request::Roster(a) => registry(ctx, move |r| RegistryMsg::Roster(a.all, r)).await,
+        Request::Outbox(a) => outbox(ctx, &a).map(|r| reply_value(&r)),
         Request::Send(mut a) => {
             a.id.get_or_insert_with(MessageId::generate);
             router(ctx, move |r| RouterMsg::Send(a.clone(), r)).await
@@ -211,6 +213,24 @@ impl Drop for WaitingGuard<'_> {
             }
         }
     }
+}
+
+fn outbox(ctx: &HostContext, args: &OutboxArgs) -> Result<OutboxReply, ControlError> {
+    let peer = PeerId::new(ctx.host.clone(), args.as_peer.clone());
+    if ctx.directory().get(&peer).is_none() {
+        return Err(crate::registry::not_registered(&peer));
+    }
+    let store_error = crate::registry::store_error;
+    let messages = ctx
+        .store
+        .outbox(&peer, args.limit.clamp(1, OUTBOX_KEEP as usize))
+        .map_err(store_error)?;
+    Ok(OutboxReply {
+        schema: OUTBOX_SCHEMA.into(),
+        peer,
+        waiting_for_hub: ctx.store.outbox_depth().map_err(store_error)?,
+        messages,
+    })
 }
 
 async fn store_check(ctx: &Arc<HostContext>) -> Result<StoreCheckReply, ControlError> {

@@ -13,6 +13,7 @@ use flotilla_hub::setup::{self, CertPaths};
 use flotilla_hub::{ConnectOptions, HubSession};
 use tokio::sync::oneshot;
 
+use super::state::Liveness;
 use super::{LinkTracker, ReconnectPolicy};
 use crate::config::HubTarget;
 use crate::context::HostContext;
@@ -45,7 +46,11 @@ impl Settings {
             host: ctx.host.clone(),
             target,
             certs: CertPaths::new(&ctx.home.certs_dir),
-            policy: ReconnectPolicy { min, max },
+            policy: ReconnectPolicy {
+                min,
+                max,
+                startup: ctx.config.hub_startup_retry(),
+            },
             ping_interval: ctx.config.hub_ping_interval(),
             timeout: ctx.config.hub_connect_timeout(),
         })
@@ -62,13 +67,13 @@ pub(super) async fn drive(
         tracker: LinkTracker::new(
             settings.target.addr.clone(),
             settings.target.name.clone(),
-            settings.policy,
+            settings.policy.clone(),
             Timestamp::now(),
         ),
+        liveness: Liveness::new(settings.ping_interval, settings.timeout),
         ctx,
         settings,
         endpoint: None,
-        nonce: 0,
     };
     loop {
         link.update(|t| t.connecting(Timestamp::now()));
@@ -107,8 +112,8 @@ struct Driver {
     tracker: LinkTracker,
     /// The UDP endpoint, kept across attempts.
     endpoint: Option<quinn::Endpoint>,
-    /// The last ping's nonce.
-    nonce: u64,
+    /// Pings and the judgement of a silent link.
+    liveness: Liveness,
 }
 
 impl Driver {
@@ -162,39 +167,27 @@ impl Driver {
         Ok(endpoint)
     }
 
-    /// Pings the hub until the link fails (returns why) or `stop` fires
-    /// (closes the link, returns `None`).
+    /// Runs the established link until it fails (returns why) or `stop`
+    /// fires (closes the link, returns `None`).
     async fn keep(
         &mut self,
-        mut session: HubSession,
+        session: HubSession,
         stop: &mut oneshot::Receiver<()>,
     ) -> Option<String> {
-        let connection = session.connection().clone();
-        loop {
-            self.nonce += 1;
-            let sent = Instant::now();
-            let pong = tokio::select! {
-                _ = &mut *stop => {
-                    session.close();
-                    return None;
-                }
-                pong = session.ping(self.nonce, self.settings.timeout) => pong,
-            };
-            match pong {
-                Ok(()) => self.update(|t| t.round_trip(sent.elapsed())),
-                Err(e) => return Some(e.to_string()),
+        self.liveness.reset();
+        let ctx = self.ctx.clone();
+        let mut liveness = self.liveness.clone();
+        let tracker = &mut self.tracker;
+        let slot = &ctx.hub_link;
+        let mut on_rtt = |rtt: Duration| {
+            tracker.round_trip(rtt);
+            if let Ok(mut s) = slot.write() {
+                *s = Some(tracker.clone());
             }
-            tokio::select! {
-                _ = &mut *stop => {
-                    session.close();
-                    return None;
-                }
-                reason = connection.closed() => {
-                    return Some(format!("the hub link was closed: {reason}"));
-                }
-                () = tokio::time::sleep(self.settings.ping_interval) => {}
-            }
-        }
+        };
+        let ended = super::session::run(&ctx, session, &mut liveness, &mut on_rtt, stop).await;
+        self.liveness = liveness;
+        ended
     }
 }
 

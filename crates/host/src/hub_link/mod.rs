@@ -12,6 +12,8 @@
 //! fail, so the supervisor restarts it.
 
 mod driver;
+pub mod roster;
+mod session;
 pub mod state;
 
 use std::sync::Arc;

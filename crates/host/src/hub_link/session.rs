@@ -1,0 +1,207 @@
+//! One established link to the hub, from hello-ack to its end: announces
+//! this host's peers (then only their changes), hands messages for other
+//! hosts to the hub in order, stores what the hub delivers, records the
+//! hub's verdicts and receipts, and pings to measure the round trip and to
+//! notice a dead link.
+//!
+//! Owns the link's streams: a reader task feeds frames in; everything is
+//! written from this one loop, in order. Every frame that changes state is
+//! acknowledged only after the store has it on disk. Must not reconnect
+//! (the driver does) or decide routing (the router and the hub do).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_actors::federation::{DEFAULT_MAX_FRAME, Delivered, Frame, read_frame, write_frame};
+use flotilla_hub::HubSession;
+use tokio::sync::{mpsc, oneshot};
+
+use super::roster::{SentRoster, apply_remote};
+use super::state::{Liveness, Tick};
+use crate::context::HostContext;
+use crate::registry::RegistryMsg;
+
+/// Messages handed to the hub and not yet answered, at most.
+const WINDOW: usize = 256;
+
+/// Why a link ended: `None` when asked to stop.
+pub(super) type Ended = Option<String>;
+
+/// The link's own state.
+struct Link<'a> {
+    ctx: &'a Arc<HostContext>,
+    send: quinn::SendStream,
+    roster: SentRoster,
+    /// The last queue position handed to the hub on this link.
+    forwarded_to: u64,
+    /// Forwards not yet answered.
+    inflight: usize,
+}
+
+/// Runs the link until it fails (returns why) or `stop` fires.
+pub(super) async fn run(
+    ctx: &Arc<HostContext>,
+    session: HubSession,
+    liveness: &mut Liveness,
+    on_rtt: &mut (dyn FnMut(Duration) + Send),
+    stop: &mut oneshot::Receiver<()>,
+) -> Ended {
+    let (connection, send, recv) = session.into_parts();
+    let (tx, mut frames) = mpsc::channel(WINDOW);
+    let reader = tokio::spawn(read_frames(recv, tx));
+    let mut link = Link {
+        ctx,
+        send,
+        roster: SentRoster::default(),
+        forwarded_to: 0,
+        inflight: 0,
+    };
+    let mut directory = ctx.directory.subscribe();
+    let mut epoch = ctx.mail_epoch.clone();
+    let mut ticker = tokio::time::interval(liveness.interval());
+    let ended = async {
+        let reset = link.roster.reset(&ctx.host, &ctx.directory());
+        link.write(Frame::RosterDelta(reset)).await?;
+        link.pump().await?;
+        loop {
+            tokio::select! {
+                _ = &mut *stop => return Ok(None),
+                frame = frames.recv() => match frame {
+                    Some(Ok(frame)) => link.on_frame(frame, liveness, on_rtt).await?,
+                    Some(Err(reason)) => return Err(reason),
+                    None => return Err("the hub link's reader stopped".to_owned()),
+                },
+                Ok(()) = directory.changed() => {
+                    let now = directory.borrow_and_update().clone();
+                    if let Some(delta) = link.roster.delta(&ctx.host, &now) {
+                        link.write(Frame::RosterDelta(delta)).await?;
+                    }
+                }
+                Ok(()) = epoch.changed() => link.pump().await?,
+                _ = ticker.tick() => match liveness.tick(std::time::Instant::now()) {
+                    Tick::Ping(nonce) => link.write(Frame::Ping { nonce }).await?,
+                    Tick::Wait => {}
+                    Tick::Dead(reason) => return Err(reason),
+                },
+                reason = connection.closed() => {
+                    return Err(format!("the hub link was closed: {reason}"));
+                }
+            }
+        }
+    }
+    .await;
+    reader.abort();
+    match ended {
+        Ok(None) => {
+            let _ = link.send.finish();
+            connection.close(flotilla_hub::transport::close::NORMAL.into(), b"bye");
+            None
+        }
+        Ok(Some(reason)) | Err(reason) => {
+            connection.close(
+                flotilla_hub::transport::close::NORMAL.into(),
+                b"link failed",
+            );
+            Some(reason)
+        }
+    }
+}
+
+/// Reads frames into `tx` until the stream ends or fails.
+async fn read_frames(mut recv: quinn::RecvStream, tx: mpsc::Sender<Result<Frame, String>>) {
+    loop {
+        let item = match read_frame(&mut recv, DEFAULT_MAX_FRAME).await {
+            Ok(Some(frame)) => Ok(frame),
+            Ok(None) => Err("the hub ended the link".to_owned()),
+            Err(e) => Err(e.to_string()),
+        };
+        let last = item.is_err();
+        if tx.send(item).await.is_err() || last {
+            return;
+        }
+    }
+}
+
+impl Link<'_> {
+    async fn write(&mut self, frame: Frame) -> Result<(), String> {
+        write_frame(&mut self.send, &frame, DEFAULT_MAX_FRAME)
+            .await
+            .map_err(|e| format!("cannot write to the hub: {e}"))
+    }
+
+    /// Hands the hub the messages waiting for it, in order, up to the
+    /// window.
+    async fn pump(&mut self) -> Result<(), String> {
+        while self.inflight < WINDOW {
+            let batch = self
+                .ctx
+                .store
+                .pending_forwards(&self.ctx.host, self.forwarded_to, WINDOW - self.inflight)
+                .map_err(|e| format!("cannot read the outbox: {e}"))?;
+            if batch.is_empty() {
+                return Ok(());
+            }
+            for (pos, forward) in batch {
+                self.write(Frame::Forward(forward)).await?;
+                self.forwarded_to = pos;
+                self.inflight += 1;
+            }
+        }
+        Ok(())
+    }
+
+    async fn on_frame(
+        &mut self,
+        frame: Frame,
+        liveness: &mut Liveness,
+        on_rtt: &mut (dyn FnMut(Duration) + Send),
+    ) -> Result<(), String> {
+        let store = |e: flotilla_actors::store::StoreError| format!("cannot store: {e}");
+        match frame {
+            Frame::Pong { nonce } => {
+                if let Some(rtt) = liveness.pong(nonce, std::time::Instant::now()) {
+                    on_rtt(rtt);
+                }
+            }
+            Frame::Ping { nonce } => self.write(Frame::Pong { nonce }).await?,
+            Frame::RosterDelta(delta) => {
+                if let Ok(mut remote) = self.ctx.remote.write() {
+                    apply_remote(&self.ctx.host, &mut remote, delta);
+                }
+                if let Some(registry) = self.ctx.children.registry() {
+                    let _ = registry.cast(RegistryMsg::Republish);
+                }
+            }
+            Frame::Deliver(deliver) => {
+                let (seq, id) = (deliver.seq, deliver.message.id.clone());
+                let gone = self
+                    .ctx
+                    .commit
+                    .accept_delivery(deliver)
+                    .await
+                    .map_err(store)?;
+                self.write(Frame::Delivered(Delivered { seq, id, gone }))
+                    .await?;
+            }
+            Frame::Forwarded(verdict) => {
+                self.ctx
+                    .commit
+                    .forwarded(verdict.id, verdict.outcome)
+                    .await
+                    .map_err(store)?;
+                self.inflight = self.inflight.saturating_sub(1);
+                self.pump().await?;
+            }
+            Frame::Receipt(receipt) => {
+                let seq = receipt.seq;
+                self.ctx.commit.receipt(receipt).await.map_err(store)?;
+                self.write(Frame::ReceiptAck { seq }).await?;
+            }
+            other => tracing::debug!(
+                kind = other.kind(),
+                "unexpected frame from the hub; ignored"
+            ),
+        }
+        Ok(())
+    }
+}

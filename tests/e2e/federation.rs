@@ -1,0 +1,232 @@
+//! Routing through the hub end to end: a real hub and three real host
+//! daemons on 127.0.0.1, each with its own home and certificate. Peers on
+//! different hosts see and message each other only within their groups;
+//! a message for a host that is offline waits at the hub, across a
+//! `kill -9` of the hub, and arrives in order when the host returns; the
+//! operator's roster at the hub and `roster --all` on a host show what each
+//! may see.
+
+use flotilla_tests::federation::{PATIENCE, host_home, hub_home, run_hub, wait_link};
+use flotilla_tests::{TestHome, signal_child, stop_child, wait_until};
+use serde_json::Value;
+
+/// Starts `host`'s daemon as `name` and waits for its link.
+fn start(host: &mut TestHome, name: &str) {
+    host.spawn_daemon(name);
+    wait_link(host, "the link to be up", |l| l["state"] == "connected");
+}
+
+fn visible(host: &TestHome, viewer: &str) -> Vec<String> {
+    let peers = host.json(&["peers", "--as", viewer]);
+    peers["peers"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| p["id"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn wait_visible(host: &TestHome, viewer: &str, peer: &str) {
+    wait_until(&format!("{viewer} to see {peer}"), PATIENCE, || {
+        visible(host, viewer).iter().any(|p| p == peer)
+    });
+}
+
+fn inbox(host: &TestHome, reader: &str) -> Vec<Value> {
+    let reply = host.json(&["inbox", "--as", reader]);
+    reply["messages"].as_array().cloned().unwrap_or_default()
+}
+
+fn bodies(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| m["body"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Waits until `reader` has received `n` messages in all; returns them.
+fn collect(host: &TestHome, reader: &str, n: usize) -> Vec<Value> {
+    let mut got = Vec::new();
+    wait_until(
+        &format!("{reader} to receive {n} message(s)"),
+        PATIENCE,
+        || {
+            got.extend(inbox(host, reader));
+            got.len() >= n
+        },
+    );
+    got
+}
+
+fn outbox_states(host: &TestHome, sender: &str) -> Vec<String> {
+    let reply = host.json(&["outbox", "--as", sender]);
+    let mut out = Vec::new();
+    for m in reply["messages"].as_array().into_iter().flatten() {
+        for r in m["recipients"].as_array().into_iter().flatten() {
+            out.push(format!(
+                "{}={}",
+                r["peer"].as_str().unwrap_or("?"),
+                r["state"].as_str().unwrap_or("?")
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn peers_on_three_hosts_reach_each_other_only_within_their_groups() {
+    let (hub, addr) = hub_home();
+    let mut server = run_hub(&hub);
+    let mut laptop = host_home(&hub, "laptop", &addr);
+    let mut work = host_home(&hub, "work", &addr);
+    let mut mac = host_home(&hub, "mac", &addr);
+    start(&mut laptop, "laptop");
+    start(&mut work, "work");
+    start(&mut mac, "mac");
+    laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
+    work.ok(&["peer", "join", "builder", "-g", "proj"]);
+    mac.ok(&["peer", "join", "other", "-g", "solo"]);
+    mac.ok(&["peer", "join", "tester", "-g", "proj"]);
+
+    wait_visible(&laptop, "lead", "work/builder");
+    wait_visible(&laptop, "lead", "mac/tester");
+    assert!(!visible(&laptop, "lead").contains(&"mac/other".to_owned()));
+    assert!(visible(&mac, "other").is_empty(), "solo sees nobody");
+
+    // The same commands as on one host; names resolve across hosts.
+    let sent = laptop.json(&["send", "--as", "lead", "--to", "builder", "hello builder"]);
+    assert_eq!(sent["recipients"][0], "work/builder");
+    let got = collect(&work, "builder", 1);
+    assert_eq!(got[0]["from"], "laptop/lead");
+    assert_eq!(got[0]["body"], "hello builder");
+    let id = got[0]["id"].as_str().expect("id").to_owned();
+    work.ok(&["reply", "--as", "builder", "--to-message", &id, "on it"]);
+    assert_eq!(bodies(&collect(&laptop, "lead", 1)), ["on it"]);
+    wait_until("the outbox to show the delivery", PATIENCE, || {
+        outbox_states(&laptop, "lead") == ["work/builder=delivered"]
+    });
+
+    // Outside the groups: refused whole, nothing sent (exit 5).
+    let refused = laptop.fails(&["send", "--as", "lead", "--to", "mac/other", "psst"], 5);
+    assert!(refused.contains("mac/other"), "{refused}");
+    let refused = laptop.fails(
+        &[
+            "send",
+            "--as",
+            "lead",
+            "--to",
+            "builder",
+            "--to",
+            "mac/other",
+            "x",
+        ],
+        5,
+    );
+    assert!(refused.contains("nothing was sent"), "{refused}");
+    assert!(inbox(&work, "builder").is_empty(), "all or nothing");
+
+    // A broadcast reaches the group's members on every host, and no one else.
+    laptop.ok(&["broadcast", "--as", "lead", "-g", "proj", "standup"]);
+    assert_eq!(bodies(&collect(&work, "builder", 1)), ["standup"]);
+    assert_eq!(bodies(&collect(&mac, "tester", 1)), ["standup"]);
+    assert!(inbox(&mac, "other").is_empty());
+
+    // Leaving a group is seen across the federation.
+    work.ok(&["peer", "leave", "builder", "--force"]);
+    wait_until("builder to vanish from lead's view", PATIENCE, || {
+        !visible(&laptop, "lead").contains(&"work/builder".to_owned())
+    });
+
+    // What a host may see, and the operator's view at the hub.
+    let all = laptop.json(&["roster", "--all"]);
+    let ids: Vec<&str> = all["peers"]
+        .as_array()
+        .expect("peers")
+        .iter()
+        .filter_map(|p| p["id"].as_str())
+        .collect();
+    assert!(
+        ids.contains(&"mac/tester") && !ids.contains(&"mac/other"),
+        "{ids:?}"
+    );
+    let local = laptop.json(&["roster"]);
+    assert_eq!(local["peers"].as_array().map(Vec::len), Some(1));
+    let roster = hub.json(&["hub", "roster"]);
+    assert_eq!(roster["schema"], "flotilla.hub-roster.v1");
+    let hosts = roster["hosts"].as_array().expect("hosts");
+    assert_eq!(hosts.len(), 3);
+    assert!(hosts.iter().all(|h| h["state"] == "online"), "{roster}");
+    assert!(hosts.iter().all(|h| h["rtt_ms"].is_number()), "{roster}");
+    stop_child(&mut server);
+}
+
+#[test]
+fn messages_for_an_offline_host_wait_at_the_hub_through_a_kill_and_arrive_in_order() {
+    let (hub, addr) = hub_home();
+    let mut server = run_hub(&hub);
+    let mut laptop = host_home(&hub, "laptop", &addr);
+    let mut work = host_home(&hub, "work", &addr);
+    start(&mut laptop, "laptop");
+    start(&mut work, "work");
+    laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
+    work.ok(&["peer", "join", "builder", "-g", "proj"]);
+    wait_visible(&laptop, "lead", "work/builder");
+
+    work.ok(&["down"]);
+    wait_until("the hub to mark work offline", PATIENCE, || {
+        let roster = laptop.json(&["roster", "--all"]);
+        roster["peers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|p| p["id"] == "work/builder" && p["state"] == "offline")
+    });
+    for i in 1..=5 {
+        laptop.ok(&[
+            "send",
+            "--as",
+            "lead",
+            "--to",
+            "work/builder",
+            &format!("m{i}"),
+        ]);
+    }
+    wait_until("the hub to hold all five", PATIENCE, || {
+        outbox_states(&laptop, "lead")
+            .iter()
+            .filter(|s| s.ends_with("=queued"))
+            .count()
+            == 5
+    });
+    let roster = hub.json(&["hub", "roster"]);
+    let work_view = roster["hosts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|h| h["host"] == "work")
+        .cloned()
+        .expect("work in the roster");
+    assert_eq!(work_view["state"], "offline");
+    assert_eq!(work_view["queued"]["messages"], 5);
+
+    // Acknowledged means on the hub's disk: a kill -9 loses nothing.
+    signal_child(&mut server, "KILL");
+    let mut server = run_hub(&hub);
+    work.spawn_daemon("work");
+    let got = collect(&work, "builder", 5);
+    assert_eq!(bodies(&got), ["m1", "m2", "m3", "m4", "m5"]);
+    let seqs: Vec<u64> = got.iter().filter_map(|m| m["seq"].as_u64()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    wait_until("the outbox to show five deliveries", PATIENCE, || {
+        outbox_states(&laptop, "lead")
+            .iter()
+            .filter(|s| s.ends_with("=delivered"))
+            .count()
+            == 5
+    });
+    // Nothing is delivered twice, even after the hub's restart.
+    assert!(inbox(&work, "builder").is_empty());
+    stop_child(&mut server);
+}
