@@ -5,6 +5,7 @@
 mod crash;
 mod daemon;
 mod federation;
+mod federation_rules;
 mod hub;
 mod lane_recovery;
 mod lanes;
