@@ -12,5 +12,6 @@ mod lanes;
 mod messaging;
 mod model_server;
 mod protocol;
+mod remote_lanes;
 mod service;
 mod vendor_lanes;

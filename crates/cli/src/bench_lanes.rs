@@ -47,6 +47,7 @@ fn start_args(name: &str, dir: &std::path::Path) -> Result<LaneStartArgs> {
         groups: vec![],
         inherit_groups: false,
         as_peer: None,
+        owner: None,
         env: vec![],
         args: vec!["true".into()],
         prompt: String::new(),

@@ -70,6 +70,12 @@ pub struct HostConfig {
     /// the daemon started (a host booted without network), in
     /// milliseconds; the last one repeats.
     pub hub_startup_retry_ms: Vec<u64>,
+    /// The CLIs that hosts of the federation may run here as lanes
+    /// (`exec`, `claude`...); empty: no remote lanes (`--allow-remote-lanes`).
+    pub allow_remote_lanes: Vec<String>,
+    /// The groups whose peers may place lanes here; a requester must be in
+    /// one of them (`--allow-remote-groups`).
+    pub allow_remote_groups: Vec<String>,
     /// This home's hub, when it runs one (`[hub_server]`, written by `hub init`).
     pub hub_server: Option<HubServerConfig>,
 }
@@ -146,6 +152,8 @@ impl Default for HostConfig {
             hub_ping_interval_ms: 5_000,
             hub_connect_timeout_ms: 10_000,
             hub_startup_retry_ms: vec![30_000, 60_000, 120_000, 300_000],
+            allow_remote_lanes: Vec::new(),
+            allow_remote_groups: Vec::new(),
             hub_server: None,
         }
     }

@@ -107,6 +107,10 @@ pub struct HostContext {
     /// whether their host is linked. Merged into the directory by the
     /// registry.
     pub remote: RwLock<BTreeMap<PeerId, RosterPeer>>,
+    /// Where lane calls for other hosts go while the hub link is up; set
+    /// and cleared by the link.
+    pub hub_calls:
+        std::sync::Mutex<Option<tokio::sync::mpsc::Sender<crate::remote_lanes::OutgoingCall>>>,
     stopping: AtomicBool,
 }
 
@@ -139,6 +143,7 @@ impl HostContext {
             waiting: Default::default(),
             hub_link: RwLock::new(None),
             remote: RwLock::new(BTreeMap::new()),
+            hub_calls: std::sync::Mutex::new(None),
             stopping: AtomicBool::new(false),
         }
     }

@@ -33,6 +33,10 @@ pub struct DaemonOptions {
     pub hub: Option<String>,
     /// Overrides the hub name of the config (`--hub-name`).
     pub hub_name: Option<String>,
+    /// Overrides `allow_remote_lanes` (`--allow-remote-lanes`).
+    pub allow_remote_lanes: Option<Vec<String>>,
+    /// Overrides `allow_remote_groups` (`--allow-remote-groups`).
+    pub allow_remote_groups: Option<Vec<String>>,
 }
 
 /// Why the daemon could not run.
@@ -67,6 +71,12 @@ pub async fn run(home: Home, options: DaemonOptions) -> Result<(), DaemonError> 
     let mut config = HostConfig::load(&home.config_file)?;
     config.hub = options.hub.or(config.hub);
     config.hub_name = options.hub_name.or(config.hub_name);
+    if let Some(clis) = options.allow_remote_lanes {
+        config.allow_remote_lanes = clis;
+    }
+    if let Some(groups) = options.allow_remote_groups {
+        config.allow_remote_groups = groups;
+    }
     config.hub_target().map_err(|message| ConfigError::Parse {
         path: "--hub".into(),
         message,

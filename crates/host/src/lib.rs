@@ -14,6 +14,7 @@ pub mod lanes;
 pub mod lock;
 mod logging;
 pub mod registry;
+pub mod remote_lanes;
 pub mod router;
 pub mod service;
 pub mod status;

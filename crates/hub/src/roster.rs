@@ -96,7 +96,8 @@ impl HubRoster {
         }
     }
 
-    fn peer(&self, id: &PeerId) -> Option<&PeerRecord> {
+    /// A peer as its host last reported it.
+    pub fn peer(&self, id: &PeerId) -> Option<&PeerRecord> {
         self.hosts.get(&id.host).and_then(|h| h.peers.get(id))
     }
 

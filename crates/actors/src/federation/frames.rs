@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Message, PeerRecord};
-use crate::names::{HostName, MessageId, PeerId};
+use crate::names::{GroupName, HostName, MessageId, PeerId};
 
 /// The federation protocol version this build speaks. A hub refuses a host
 /// that speaks another.
@@ -61,6 +61,11 @@ pub enum Frame {
         /// The last receipt sequence number received.
         seq: u64,
     },
+    /// A lane request for another host (host to hub), relayed by the hub
+    /// to that host with the requester's verified groups.
+    LaneCall(LaneCall),
+    /// The answer to a [`Frame::LaneCall`], relayed back by the hub.
+    LaneAnswer(LaneAnswer),
 }
 
 impl Frame {
@@ -79,6 +84,8 @@ impl Frame {
             Self::Delivered(_) => "Delivered",
             Self::Receipt(_) => "Receipt",
             Self::ReceiptAck { .. } => "ReceiptAck",
+            Self::LaneCall(_) => "LaneCall",
+            Self::LaneAnswer(_) => "LaneAnswer",
         }
     }
 }
@@ -260,6 +267,38 @@ pub enum ReceiptState {
         /// Why (expired at the hub, the peer left).
         reason: String,
     },
+}
+
+/// A lane request across hosts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaneCall {
+    /// Chosen by the asking host; its answer carries it back.
+    pub call: u64,
+    /// Host to hub: the host asked. Hub to host: the host asking (the name
+    /// in its certificate).
+    pub host: HostName,
+    /// The peer on the asking host on whose behalf the lane is placed or
+    /// driven.
+    pub requester: PeerId,
+    /// Hub to host: the requester's groups, from the hub's roster (what the
+    /// asking host claimed here is ignored).
+    pub groups: Vec<GroupName>,
+    /// The control-protocol op (`lane.start`, `lane.wait`...).
+    pub op: String,
+    /// Its arguments, as JSON text.
+    pub args: String,
+}
+
+/// The answer to a lane request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaneAnswer {
+    /// The call answered.
+    pub call: u64,
+    /// Host to hub: the host that asked. Hub to host: the host that
+    /// answered.
+    pub host: HostName,
+    /// The op's result as JSON text, or a control error as JSON text.
+    pub result: Result<String, String>,
 }
 
 #[cfg(test)]

@@ -23,6 +23,8 @@
 //!  |-- Delivered {seq} ------------------->|  on disk there
 //!  |<------------- Receipt {seq, id, ...} --|  (to the sender's host)
 //!  |-- ReceiptAck {seq} ------------------->|
+//!  |-- LaneCall {call, host: target, ...} -->|  relayed to the target with
+//!  |<-------- LaneAnswer {call, result} -----|  the requester's groups
 //! ```
 
 pub mod frames;
@@ -31,7 +33,8 @@ pub mod handshake;
 
 pub use frames::{
     Deliver, Delivered, Forward, ForwardOutcome, ForwardRefusal, Forwarded, Frame, Hello, HelloAck,
-    HelloRefused, PROTOCOL_VERSION, Receipt, ReceiptState, RefusalCode, RosterDelta, RosterPeer,
+    HelloRefused, LaneAnswer, LaneCall, PROTOCOL_VERSION, Receipt, ReceiptState, RefusalCode,
+    RosterDelta, RosterPeer,
 };
 pub use framing::{DEFAULT_MAX_FRAME, FramingError, read_frame, write_frame};
 pub use handshake::{Accepted, HandshakeError, HostHandshake, HubHandshake, Refusal};

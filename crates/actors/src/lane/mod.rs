@@ -21,7 +21,7 @@ use crate::model::Timestamp;
 use crate::names::{GroupName, PeerId, PeerName};
 
 /// Which CLI a lane runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CliKind {
     /// A plain command; the prompt on its stdin.

@@ -41,6 +41,10 @@ pub struct LaneStartArgs {
     /// The owner, a peer of this host (default: the operator).
     #[serde(rename = "as", default)]
     pub as_peer: Option<PeerName>,
+    /// The owner, when the lane is placed from another host: set by the
+    /// daemon from the hub's relayed call, never taken from a local client.
+    #[serde(default)]
+    pub owner: Option<PeerId>,
     /// Extra environment.
     #[serde(default)]
     pub env: Vec<(String, String)>,

@@ -13,12 +13,14 @@ mod lanes;
 mod lines;
 mod ops;
 mod outbox;
+mod remote;
 
 pub use error::{ControlError, ErrorCode};
 pub use lanes::*;
 pub use lines::{LineError, read_line};
 pub use ops::*;
 pub use outbox::*;
+pub use remote::*;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

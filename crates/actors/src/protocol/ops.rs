@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::lanes::*;
 use super::outbox::*;
+use super::remote::*;
 use super::{ControlError, ErrorCode, Op};
 use crate::lane::events::LaneEvent;
 use crate::model::{Message, PeerKind, Timestamp};
@@ -110,6 +111,8 @@ ops! {
     LaneEvents(LaneEventsArgs) = "lane.events" -> LaneEventsReply;
     /// Which CLIs are installed and usable.
     LaneDoctor(LaneDoctorArgs) = "lane.doctor" -> LaneDoctorReply;
+    /// A lane op on another host, through the hub.
+    RemoteCall(RemoteCallArgs) = "remote.call" -> Value;
 }
 
 /// An empty argument list or reply.

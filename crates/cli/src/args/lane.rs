@@ -4,6 +4,16 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
+/// `flotilla lane ...`, with the host that runs the lane.
+#[derive(Debug, Args)]
+pub(crate) struct LaneCli {
+    /// The lane runs on HOST, another host of the federation (through the hub).
+    #[arg(long, global = true, value_name = "HOST")]
+    pub(crate) host: Option<String>,
+    #[command(subcommand)]
+    pub(crate) command: LaneCommand,
+}
+
 #[derive(Debug, Subcommand)]
 pub(crate) enum LaneCommand {
     /// Start a lane and wait for its first turn's result.

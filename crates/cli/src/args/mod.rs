@@ -50,8 +50,7 @@ pub(crate) enum Command {
     /// What a peer sent and where each message stands (here, queued at the hub, delivered).
     Outbox(OutboxCliArgs),
     /// Lanes: supervised worker sessions of agent CLIs and plain commands.
-    #[command(subcommand)]
-    Lane(Box<LaneCommand>),
+    Lane(Box<LaneCli>),
     /// The hub: make its CA and certificate, run it.
     #[command(subcommand)]
     Hub(HubCommand),
@@ -89,6 +88,12 @@ pub(crate) struct RunArgs {
     /// The name in the hub's certificate (default: config.toml's `hub_name`, else ADDR's host).
     #[arg(long, value_name = "NAME", requires = "hub")]
     pub(crate) hub_name: Option<String>,
+    /// Let hosts of the federation run these CLIs here as lanes (comma-separated; default: config.toml's `allow_remote_lanes`).
+    #[arg(long, value_name = "CLI,...", value_delimiter = ',')]
+    pub(crate) allow_remote_lanes: Option<Vec<String>>,
+    /// Only peers in one of these groups may place lanes here (default: config.toml's `allow_remote_groups`).
+    #[arg(long, value_name = "GROUP,...", value_delimiter = ',')]
+    pub(crate) allow_remote_groups: Option<Vec<String>>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -31,6 +31,8 @@ pub(crate) async fn run(env: &Env, args: RunArgs) -> Result<u8> {
         test_hooks: std::env::var("FLOTILLA_TEST_HOOKS").is_ok_and(|v| v == "1"),
         hub: args.hub.clone(),
         hub_name: args.hub_name.clone(),
+        allow_remote_lanes: args.allow_remote_lanes.clone(),
+        allow_remote_groups: args.allow_remote_groups.clone(),
     };
     host_daemon::run(env.home.clone(), options).await?;
     Ok(OK)
@@ -85,6 +87,12 @@ pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
     }
     if let Some(hub_name) = &args.hub_name {
         cmd.args(["--hub-name", hub_name]);
+    }
+    if let Some(clis) = &args.allow_remote_lanes {
+        cmd.arg(format!("--allow-remote-lanes={}", clis.join(",")));
+    }
+    if let Some(groups) = &args.allow_remote_groups {
+        cmd.arg(format!("--allow-remote-groups={}", groups.join(",")));
     }
     let mut child = cmd
         .stdin(Stdio::null())

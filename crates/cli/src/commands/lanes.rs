@@ -5,60 +5,54 @@
 use std::io::Read;
 use std::time::Duration;
 
+use super::Env;
+use super::lane_client::LaneClient;
+use crate::args::{LaneCli, LaneCommand, LaneResumeArgs, LaneStartArgs, PromptArgs};
+use crate::exit::{CliError, OK};
+use crate::output;
 use anyhow::{Context, Result};
 use flotilla_actors::lane::events::{EventKind, LaneEvent};
 use flotilla_actors::lane::{CliKind, Permissions};
-use flotilla_actors::names::{GroupName, PeerName};
+use flotilla_actors::names::{GroupName, HostName, PeerName};
 use flotilla_actors::protocol::{
     self as p, LaneArchiveArgs, LaneDoctorArgs, LaneEventsArgs, LaneInterruptArgs, LaneListArgs,
     LaneStatusArgs, LaneView,
 };
-use flotilla_host::client::ControlClient;
 
-use super::Env;
-use crate::args::{LaneCommand, LaneResumeArgs, LaneStartArgs, PromptArgs};
-use crate::exit::{CliError, OK};
-use crate::output;
-
-pub(crate) async fn run(env: &Env, cmd: LaneCommand) -> Result<u8> {
-    match cmd {
-        LaneCommand::Run(a) => start(env, a, true).await,
-        LaneCommand::Start(a) => start(env, a, false).await,
-        LaneCommand::Resume(a) => resume(env, a).await,
+pub(crate) async fn run(env: &Env, cli: LaneCli) -> Result<u8> {
+    let host = cli.host.as_deref().map(HostName::new).transpose()?;
+    let as_peer = match &cli.command {
+        LaneCommand::Run(a) | LaneCommand::Start(a) => {
+            a.as_peer.as_deref().map(PeerName::new).transpose()?
+        }
+        _ => None,
+    };
+    let mut c = LaneClient::connect(env, host, as_peer).await?;
+    match cli.command {
+        LaneCommand::Run(a) => start(env, &mut c, a, true).await,
+        LaneCommand::Start(a) => start(env, &mut c, a, false).await,
+        LaneCommand::Resume(a) => resume(env, &mut c, a).await,
         LaneCommand::Wait(a) => {
             let timeout_ms = a.timeout.map(|s| (s.max(0.0) * 1000.0) as u64);
-            wait(env, &PeerName::new(&a.name)?, timeout_ms).await
+            wait(env, &mut c, &PeerName::new(&a.name)?, timeout_ms).await
         }
-        LaneCommand::Status(a) => view(
-            env,
-            env.client()
-                .await?
-                .call(&LaneStatusArgs {
-                    name: PeerName::new(&a.name)?,
-                })
-                .await?,
-        ),
-        LaneCommand::Interrupt(a) => view(
-            env,
-            env.client()
-                .await?
-                .call(&LaneInterruptArgs {
-                    name: PeerName::new(&a.name)?,
-                })
-                .await?,
-        ),
-        LaneCommand::Archive(a) => view(
-            env,
-            env.client()
-                .await?
-                .call(&LaneArchiveArgs {
-                    name: PeerName::new(&a.name)?,
-                })
-                .await?,
-        ),
-        LaneCommand::List { all } => list(env, all).await,
-        LaneCommand::Events { name, follow } => events(env, &PeerName::new(&name)?, follow).await,
-        LaneCommand::Doctor { cli } => doctor(env, cli).await,
+        LaneCommand::Status(a) => {
+            let name = PeerName::new(&a.name)?;
+            view(env, c.call(&LaneStatusArgs { name }).await?)
+        }
+        LaneCommand::Interrupt(a) => {
+            let name = PeerName::new(&a.name)?;
+            view(env, c.call(&LaneInterruptArgs { name }).await?)
+        }
+        LaneCommand::Archive(a) => {
+            let name = PeerName::new(&a.name)?;
+            view(env, c.call(&LaneArchiveArgs { name }).await?)
+        }
+        LaneCommand::List { all } => list(env, &mut c, all).await,
+        LaneCommand::Events { name, follow } => {
+            events(env, &mut c, &PeerName::new(&name)?, follow).await
+        }
+        LaneCommand::Doctor { cli } => doctor(env, &mut c, cli).await,
     }
 }
 
@@ -99,7 +93,7 @@ fn parse_env(pairs: &[String]) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
-fn start_args(a: LaneStartArgs) -> Result<p::LaneStartArgs> {
+fn start_args(a: LaneStartArgs, remote: bool) -> Result<p::LaneStartArgs> {
     let cli: CliKind = a
         .cli
         .parse()
@@ -119,15 +113,21 @@ fn start_args(a: LaneStartArgs) -> Result<p::LaneStartArgs> {
         Some(n) => PeerName::new(n)?,
         None => PeerName::new(&format!("{cli}-{}", &uuid_suffix()))?,
     };
-    let cwd = match a.cd {
-        Some(d) => std::fs::canonicalize(&d)
-            .with_context(|| format!("-C {}: no such directory", d.display()))?,
-        None => std::env::current_dir()?,
+    // A remote lane's directory is a path on its host (default: a fresh
+    // directory there), so it is not checked here.
+    let cwd = match (a.cd, remote) {
+        (Some(d), true) => Some(d),
+        (None, true) => None,
+        (Some(d), false) => Some(
+            std::fs::canonicalize(&d)
+                .with_context(|| format!("-C {}: no such directory", d.display()))?,
+        ),
+        (None, false) => Some(std::env::current_dir()?),
     };
     Ok(p::LaneStartArgs {
         name,
         cli,
-        cwd: Some(cwd.display().to_string()),
+        cwd: cwd.map(|d| d.display().to_string()),
         model: a.model,
         permissions,
         timeout_secs: a.timeout,
@@ -140,6 +140,7 @@ fn start_args(a: LaneStartArgs) -> Result<p::LaneStartArgs> {
             .collect::<Result<_, _>>()?,
         inherit_groups: a.inherit_groups,
         as_peer: a.as_peer.as_deref().map(PeerName::new).transpose()?,
+        owner: None,
         env: parse_env(&a.env)?,
         args: a.args,
         prompt,
@@ -151,9 +152,9 @@ fn uuid_suffix() -> String {
     id.as_str()[id.as_str().len() - 6..].to_owned()
 }
 
-async fn start(env: &Env, a: LaneStartArgs, wait_for_it: bool) -> Result<u8> {
-    let args = start_args(a)?;
-    let reply = env.client().await?.call(&args).await?;
+async fn start(env: &Env, c: &mut LaneClient, a: LaneStartArgs, wait_for_it: bool) -> Result<u8> {
+    let args = start_args(a, c.is_remote())?;
+    let reply = c.call(&args).await?;
     if !wait_for_it {
         if env.json {
             output::json(&reply);
@@ -165,24 +166,22 @@ async fn start(env: &Env, a: LaneStartArgs, wait_for_it: bool) -> Result<u8> {
         }
         return Ok(OK);
     }
-    follow(env, &reply.lane.name, 0).await?;
-    wait(env, &reply.lane.name, None).await
+    follow(env, c, &reply.lane.name, 0).await?;
+    wait(env, c, &reply.lane.name, None).await
 }
 
-async fn resume(env: &Env, a: LaneResumeArgs) -> Result<u8> {
+async fn resume(env: &Env, c: &mut LaneClient, a: LaneResumeArgs) -> Result<u8> {
     let name = PeerName::new(&a.name)?;
     let prompt = read_prompt(&a.prompt)?;
-    let reply = env
-        .client()
-        .await?
+    let reply = c
         .call(&p::LaneResumeArgs {
             name: name.clone(),
             prompt,
         })
         .await?;
     if a.wait {
-        follow(env, &name, 0).await?;
-        return wait(env, &name, None).await;
+        follow(env, c, &name, 0).await?;
+        return wait(env, c, &name, None).await;
     }
     if env.json {
         output::json(&reply);
@@ -195,10 +194,13 @@ async fn resume(env: &Env, a: LaneResumeArgs) -> Result<u8> {
     Ok(OK)
 }
 
-async fn wait(env: &Env, name: &PeerName, timeout_ms: Option<u64>) -> Result<u8> {
-    let event = env
-        .client()
-        .await?
+async fn wait(
+    env: &Env,
+    c: &mut LaneClient,
+    name: &PeerName,
+    timeout_ms: Option<u64>,
+) -> Result<u8> {
+    let event = c
         .call(&p::LaneWaitArgs {
             name: name.clone(),
             timeout_ms,
@@ -222,10 +224,9 @@ async fn wait(env: &Env, name: &PeerName, timeout_ms: Option<u64>) -> Result<u8>
 }
 
 /// Shows progress on stderr while a turn runs (human mode only).
-async fn follow(env: &Env, name: &PeerName, mut after: u64) -> Result<()> {
-    let mut client = env.client().await?;
+async fn follow(env: &Env, c: &mut LaneClient, name: &PeerName, mut after: u64) -> Result<()> {
     loop {
-        let reply = client
+        let reply = c
             .call(&LaneEventsArgs {
                 name: name.clone(),
                 after,
@@ -264,8 +265,8 @@ fn view(env: &Env, v: LaneView) -> Result<u8> {
     Ok(OK)
 }
 
-async fn list(env: &Env, all: bool) -> Result<u8> {
-    let reply = env.client().await?.call(&LaneListArgs { all }).await?;
+async fn list(env: &Env, c: &mut LaneClient, all: bool) -> Result<u8> {
+    let reply = c.call(&LaneListArgs { all }).await?;
     if env.json {
         output::json(&reply);
     } else if reply.lanes.is_empty() {
@@ -285,12 +286,11 @@ async fn list(env: &Env, all: bool) -> Result<u8> {
     Ok(OK)
 }
 
-async fn events(env: &Env, name: &PeerName, follow_on: bool) -> Result<u8> {
-    let mut client = ControlClient::connect(&env.home).await?;
+async fn events(env: &Env, c: &mut LaneClient, name: &PeerName, follow_on: bool) -> Result<u8> {
     let mut after = 0;
     loop {
         let wait_ms = if follow_on && after > 0 { 30_000 } else { 0 };
-        let reply = client
+        let reply = c
             .call(&LaneEventsArgs {
                 name: name.clone(),
                 after,
@@ -315,14 +315,14 @@ async fn events(env: &Env, name: &PeerName, follow_on: bool) -> Result<u8> {
     }
 }
 
-async fn doctor(env: &Env, cli: Option<String>) -> Result<u8> {
+async fn doctor(env: &Env, c: &mut LaneClient, cli: Option<String>) -> Result<u8> {
     let cli = cli
         .map(|c| {
             c.parse::<CliKind>()
                 .map_err(|e| CliError::usage(e, "see `flotilla lane doctor`"))
         })
         .transpose()?;
-    let reply = env.client().await?.call(&LaneDoctorArgs { cli }).await?;
+    let reply = c.call(&LaneDoctorArgs { cli }).await?;
     if env.json {
         output::json(&reply);
     } else {

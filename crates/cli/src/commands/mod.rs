@@ -5,6 +5,7 @@ mod certs;
 mod daemon;
 mod doctor;
 mod hub;
+mod lane_client;
 mod lanes;
 mod mail;
 mod peers;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_actors::protocol::{
-    ControlError, ErrorCode, LineError, RequestFrame, ResponseFrame, read_line,
+    ControlError, ErrorCode, LineError, Request, RequestFrame, ResponseFrame, read_line,
 };
 use serde_json::Value;
 use tokio::io::{AsyncWriteExt, BufReader};
@@ -63,8 +63,12 @@ pub(super) async fn serve(stream: UnixStream, ctx: Arc<HostContext>) {
             }
         };
         let response = match RequestFrame::parse(&line) {
-            Ok((id, request)) => {
+            Ok((id, mut request)) => {
                 let op = request.name();
+                if let Request::LaneStart(a) = &mut request {
+                    // Only the hub link sets a remote owner.
+                    a.owner = None;
+                }
                 match dispatch(&ctx, request).await {
                     Ok(result) => ResponseFrame::ok(id, result),
                     Err(err) => {

@@ -34,7 +34,7 @@ const MAX_FETCH: u32 = 10_000;
 /// Longest `inbox --wait`.
 const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
 
-pub(super) async fn dispatch(
+pub(crate) async fn dispatch(
     ctx: &Arc<HostContext>,
     request: Request,
 ) -> Result<Value, ControlError> {
@@ -66,6 +66,7 @@ pub(super) async fn dispatch(
         Request::InboxAck(a) => router(ctx, move |r| RouterMsg::Ack(a.clone(), r)).await,
         Request::StoreCheck(_) => store_check(ctx).await.map(|r| reply_value(&r)),
         Request::DebugFail(a) => debug_fail(ctx, &a.actor),
+        Request::RemoteCall(a) => crate::remote_lanes::client::call(ctx, a).await,
         Request::LaneStart(a) => {
             let sup = ctx
                 .children

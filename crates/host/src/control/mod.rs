@@ -9,6 +9,7 @@
 
 mod connection;
 mod dispatch;
+pub(crate) use dispatch::dispatch;
 mod lanes;
 
 use std::os::unix::fs::PermissionsExt;

@@ -9,10 +9,13 @@
 //! acknowledged only after the store has it on disk. Must not reconnect
 //! (the driver does) or decide routing (the router and the hub do).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_actors::federation::{DEFAULT_MAX_FRAME, Delivered, Frame, read_frame, write_frame};
+use flotilla_actors::federation::{
+    DEFAULT_MAX_FRAME, Delivered, Frame, LaneAnswer, read_frame, write_frame,
+};
 use flotilla_hub::HubSession;
 use tokio::sync::{mpsc, oneshot};
 
@@ -20,6 +23,7 @@ use super::roster::{SentRoster, apply_remote};
 use super::state::{Liveness, Tick};
 use crate::context::HostContext;
 use crate::registry::RegistryMsg;
+use crate::remote_lanes::OutgoingCall;
 
 /// Messages handed to the hub and not yet answered, at most.
 const WINDOW: usize = 256;
@@ -36,6 +40,12 @@ struct Link<'a> {
     forwarded_to: u64,
     /// Forwards not yet answered.
     inflight: usize,
+    /// Lane calls to other hosts waiting for their answers, by number.
+    calls: HashMap<u64, oneshot::Sender<Result<String, String>>>,
+    /// The last lane call number used.
+    last_call: u64,
+    /// Answers of lane calls served here, to send back.
+    answers: mpsc::UnboundedSender<LaneAnswer>,
 }
 
 /// Runs the link until it fails (returns why) or `stop` fires.
@@ -49,12 +59,20 @@ pub(super) async fn run(
     let (connection, send, recv) = session.into_parts();
     let (tx, mut frames) = mpsc::channel(WINDOW);
     let reader = tokio::spawn(read_frames(recv, tx));
+    let (answers, mut answered) = mpsc::unbounded_channel();
+    let (calls_tx, mut calls) = mpsc::channel(WINDOW);
+    if let Ok(mut slot) = ctx.hub_calls.lock() {
+        *slot = Some(calls_tx);
+    }
     let mut link = Link {
         ctx,
         send,
         roster: SentRoster::default(),
         forwarded_to: 0,
         inflight: 0,
+        calls: HashMap::new(),
+        last_call: 0,
+        answers,
     };
     let mut directory = ctx.directory.subscribe();
     let mut epoch = ctx.mail_epoch.clone();
@@ -78,6 +96,8 @@ pub(super) async fn run(
                     }
                 }
                 Ok(()) = epoch.changed() => link.pump().await?,
+                Some(out) = calls.recv() => link.lane_call(out).await?,
+                Some(answer) = answered.recv() => link.write(Frame::LaneAnswer(answer)).await?,
                 _ = ticker.tick() => match liveness.tick(std::time::Instant::now()) {
                     Tick::Ping(nonce) => link.write(Frame::Ping { nonce }).await?,
                     Tick::Wait => {}
@@ -91,6 +111,9 @@ pub(super) async fn run(
     }
     .await;
     reader.abort();
+    if let Ok(mut slot) = ctx.hub_calls.lock() {
+        *slot = None;
+    }
     match ended {
         Ok(None) => {
             let _ = link.send.finish();
@@ -127,6 +150,19 @@ impl Link<'_> {
         write_frame(&mut self.send, &frame, DEFAULT_MAX_FRAME)
             .await
             .map_err(|e| format!("cannot write to the hub: {e}"))
+    }
+
+    /// Sends a lane call for another host, after any roster change (so the
+    /// hub knows the requester).
+    async fn lane_call(&mut self, out: OutgoingCall) -> Result<(), String> {
+        if let Some(delta) = self.roster.delta(&self.ctx.host, &self.ctx.directory()) {
+            self.write(Frame::RosterDelta(delta)).await?;
+        }
+        self.last_call += 1;
+        let mut call = out.call;
+        call.call = self.last_call;
+        self.calls.insert(call.call, out.reply);
+        self.write(Frame::LaneCall(call)).await
     }
 
     /// Hands the hub the messages waiting for it, in order, up to the
@@ -196,6 +232,24 @@ impl Link<'_> {
                 let seq = receipt.seq;
                 self.ctx.commit.receipt(receipt).await.map_err(store)?;
                 self.write(Frame::ReceiptAck { seq }).await?;
+            }
+            Frame::LaneCall(call) => {
+                let ctx = self.ctx.clone();
+                let answers = self.answers.clone();
+                tokio::spawn(async move {
+                    let (number, asker) = (call.call, call.host.clone());
+                    let result = crate::remote_lanes::serve::serve(&ctx, call).await;
+                    let _ = answers.send(LaneAnswer {
+                        call: number,
+                        host: asker,
+                        result,
+                    });
+                });
+            }
+            Frame::LaneAnswer(answer) => {
+                if let Some(reply) = self.calls.remove(&answer.call) {
+                    let _ = reply.send(answer.result);
+                }
             }
             other => tracing::debug!(
                 kind = other.kind(),

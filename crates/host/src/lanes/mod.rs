@@ -327,7 +327,10 @@ impl LaneSupervisorState {
         if let Some(g) = args.groups.iter().find(|g| g.is_session()) {
             return Err(flotilla_actors::names::NameError::ReservedGroup(g.to_string()).into());
         }
-        let owner = self.owner(args.as_peer.as_ref()).await?;
+        let owner = match &args.owner {
+            Some(remote) => remote.clone(),
+            None => ensure_owner(&self.ctx, args.as_peer.as_ref()).await?,
+        };
         let cwd = resolve_cwd(args.cwd.as_deref())?;
         let mut groups = args.groups.clone();
         if args.inherit_groups
@@ -352,34 +355,6 @@ impl LaneSupervisorState {
         })
     }
 
-    /// The owner: the `--as` peer, or the operator (registered on first use).
-    async fn owner(&self, as_peer: Option<&PeerName>) -> Result<PeerId, ControlError> {
-        let directory = self.ctx.directory();
-        if let Some(name) = as_peer {
-            let id = PeerId::new(self.ctx.host.clone(), name.clone());
-            return match directory.get(&id) {
-                Some(_) => Ok(id),
-                None => Err(crate::registry::not_registered(&id)),
-            };
-        }
-        let operator = PeerName::new(OPERATOR).map_err(ControlError::from)?;
-        let id = PeerId::new(self.ctx.host.clone(), operator.clone());
-        if directory.get(&id).is_none() {
-            let registry = self
-                .ctx
-                .children
-                .registry()
-                .ok_or_else(|| ControlError::unavailable("the registry"))?;
-            let join = PeerJoinArgs {
-                name: operator,
-                groups: vec![],
-                product: Some("operator".into()),
-            };
-            call(&registry, |r| RegistryMsg::Join(join.clone(), r)).await?;
-        }
-        Ok(id)
-    }
-
     fn lane_peer(&self, spec: &LaneSpec) -> PeerRecord {
         let mut groups: std::collections::BTreeSet<GroupName> =
             spec.groups.iter().cloned().collect();
@@ -392,6 +367,37 @@ impl LaneSupervisorState {
             joined_at: Timestamp::now(),
         }
     }
+}
+
+/// A lane's owner on this host: the `--as` peer, or the operator
+/// (registered on first use).
+pub(crate) async fn ensure_owner(
+    ctx: &HostContext,
+    as_peer: Option<&PeerName>,
+) -> Result<PeerId, ControlError> {
+    let directory = ctx.directory();
+    if let Some(name) = as_peer {
+        let id = PeerId::new(ctx.host.clone(), name.clone());
+        return match directory.get(&id) {
+            Some(_) => Ok(id),
+            None => Err(crate::registry::not_registered(&id)),
+        };
+    }
+    let operator = PeerName::new(OPERATOR).map_err(ControlError::from)?;
+    let id = PeerId::new(ctx.host.clone(), operator.clone());
+    if directory.get(&id).is_none() {
+        let registry = ctx
+            .children
+            .registry()
+            .ok_or_else(|| ControlError::unavailable("the registry"))?;
+        let join = PeerJoinArgs {
+            name: operator,
+            groups: vec![],
+            product: Some("operator".into()),
+        };
+        call(&registry, |r| RegistryMsg::Join(join.clone(), r)).await?;
+    }
+    Ok(id)
 }
 
 fn resolve_cwd(cwd: Option<&str>) -> Result<String, ControlError> {

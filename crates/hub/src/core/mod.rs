@@ -9,7 +9,7 @@
 //! back. Must not touch sockets: sessions own their streams and only hand
 //! over frames through [`LinkHandle`]s.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -25,6 +25,8 @@ use crate::roster::HubRoster;
 use crate::store::{Depth, HubStore, size_of_message};
 use crate::transport::close;
 use crate::view::{self, HubRosterReply};
+
+mod relay;
 
 /// Deliveries in flight to one host before the hub waits for acks.
 pub const WINDOW: usize = 256;
@@ -131,6 +133,8 @@ pub struct CoreState {
     /// Per linked host: the last delivery seq pushed, and how many are
     /// unacknowledged.
     pushed: HashMap<HostName, (u64, usize)>,
+    /// Lane calls relayed and not yet answered: (target, asking host, call).
+    calls: HashSet<(HostName, HostName, u64)>,
 }
 
 impl Actor for HubCore {
@@ -155,6 +159,7 @@ impl Actor for HubCore {
             links: HashMap::new(),
             depths,
             pushed: HashMap::new(),
+            calls: HashSet::new(),
         })
     }
 
@@ -229,6 +234,7 @@ impl CoreState {
         }
         self.links.remove(host);
         self.pushed.remove(host);
+        self.fail_calls_to(host);
         let watchers = self.roster.set_online(host, false, None, Timestamp::now());
         self.persist(host);
         self.tell(&watchers);
@@ -259,6 +265,8 @@ impl CoreState {
                     tracing::error!(%host, "cannot drop acknowledged receipts: {e}");
                 }
             }
+            Frame::LaneCall(call) => self.on_lane_call(host, call),
+            Frame::LaneAnswer(answer) => self.on_lane_answer(host, answer),
             other => tracing::debug!(%host, kind = other.kind(), "unexpected frame; ignored"),
         }
     }

@@ -1,0 +1,128 @@
+//! The answering side: a lane op relayed by the hub from another host,
+//! checked against this host's policy, then run like a local request. A
+//! started lane's owner is the requester (a peer of the asking host), so
+//! its results go to that peer's inbox through the hub.
+
+use std::sync::Arc;
+
+use flotilla_actors::federation::{LaneCall, RosterPeer};
+use flotilla_actors::model::{PeerKind, PeerRecord, Timestamp};
+use flotilla_actors::names::PeerName;
+use flotilla_actors::protocol::{ControlError, ErrorCode, LaneListReply, Request, reply_value};
+use serde_json::Value;
+
+use super::policy::RemoteLanePolicy;
+use crate::context::HostContext;
+use crate::registry::RegistryMsg;
+
+/// Answers a relayed call: the op's result as JSON text, or a control
+/// error as JSON text.
+pub async fn serve(ctx: &Arc<HostContext>, call: LaneCall) -> Result<String, String> {
+    match answer(ctx, call).await {
+        Ok(value) => Ok(value.to_string()),
+        Err(e) => Err(serde_json::to_string(&e).unwrap_or_else(|_| e.to_string())),
+    }
+}
+
+fn forbidden(ctx: &HostContext, why: String) -> ControlError {
+    ControlError::new(ErrorCode::Forbidden, format!("{} refused: {why}", ctx.host))
+}
+
+async fn answer(ctx: &Arc<HostContext>, call: LaneCall) -> Result<Value, ControlError> {
+    let policy = RemoteLanePolicy::new(
+        &ctx.config.allow_remote_lanes,
+        &ctx.config.allow_remote_groups,
+    )
+    .map_err(|e| forbidden(ctx, format!("its remote lane policy is invalid ({e})")))?;
+    let args: Value = serde_json::from_str(&call.args)
+        .map_err(|e| ControlError::new(ErrorCode::BadRequest, format!("bad arguments: {e}")))?;
+    let mut request = Request::from_parts(&call.op, args)?;
+    let drive = |name: &PeerName| -> Result<(), ControlError> {
+        let lanes = ctx
+            .store
+            .load_lanes()
+            .map_err(crate::registry::store_error)?;
+        let lane = lanes.iter().find(|l| l.spec.name == *name).ok_or_else(|| {
+            ControlError::new(
+                ErrorCode::NotFound,
+                format!("{} has no lane {name}", ctx.host),
+            )
+        })?;
+        policy
+            .check_drive(&call.host, &lane.spec.owner)
+            .map_err(|why| forbidden(ctx, why))
+    };
+    let list = matches!(request, Request::LaneList(_));
+    match &mut request {
+        Request::LaneStart(a) => {
+            policy
+                .check_start(a.cli, &call.groups)
+                .map_err(|why| forbidden(ctx, why))?;
+            a.as_peer = None;
+            a.owner = Some(call.requester.clone());
+            if a.cwd.is_none() {
+                a.cwd = Some(workdir(ctx, &a.name)?);
+            }
+            remember_requester(ctx, &call);
+        }
+        Request::LaneResume(a) => drive(&a.name)?,
+        Request::LaneWait(a) => drive(&a.name)?,
+        Request::LaneStatus(a) => drive(&a.name)?,
+        Request::LaneInterrupt(a) => drive(&a.name)?,
+        Request::LaneArchive(a) => drive(&a.name)?,
+        Request::LaneEvents(a) => drive(&a.name)?,
+        Request::LaneList(_) | Request::LaneDoctor(_) => {
+            policy.check_open().map_err(|why| forbidden(ctx, why))?
+        }
+        _ => {
+            return Err(forbidden(
+                ctx,
+                format!("{} is not a remote lane op", call.op),
+            ));
+        }
+    }
+    let value = crate::control::dispatch(ctx, request).await?;
+    if list {
+        // Only the lanes the asking host placed.
+        let mut reply: LaneListReply =
+            serde_json::from_value(value).map_err(|e| ControlError::internal(e.to_string()))?;
+        reply.lanes.retain(|l| l.owner.host == call.host);
+        return Ok(reply_value(&reply));
+    }
+    Ok(value)
+}
+
+/// A fresh directory for a remote lane that named none: under this host's
+/// state, owner-only.
+fn workdir(ctx: &HostContext, name: &PeerName) -> Result<String, ControlError> {
+    let dir = ctx.home.state_dir.join("remote-lanes").join(name.as_str());
+    crate::home::create_private(&dir).map_err(|e| ControlError::internal(e.to_string()))?;
+    Ok(dir.display().to_string())
+}
+
+/// Knows the requester at once (with the groups the hub vouched for), so
+/// the lane's results can be addressed to it before the hub's next roster
+/// change arrives.
+fn remember_requester(ctx: &HostContext, call: &LaneCall) {
+    let record = PeerRecord {
+        id: call.requester.clone(),
+        kind: PeerKind::Mailbox,
+        product: None,
+        groups: call
+            .groups
+            .iter()
+            .filter(|g| !g.is_session())
+            .cloned()
+            .collect(),
+        joined_at: Timestamp::now(),
+    };
+    if let Ok(mut remote) = ctx.remote.write() {
+        remote.entry(call.requester.clone()).or_insert(RosterPeer {
+            record,
+            online: true,
+        });
+    }
+    if let Some(registry) = ctx.children.registry() {
+        let _ = registry.cast(RegistryMsg::Republish);
+    }
+}

@@ -1,0 +1,107 @@
+//! Lane calls across hosts, in the hub's core: a call from one host is
+//! relayed to its target with the requester's groups from the hub's roster
+//! (never what the asking host claims), and the answer goes back only to
+//! the host that asked. A call to a host that is not linked is answered at
+//! once: nothing is queued, nothing falls back to running elsewhere.
+
+use flotilla_actors::federation::{Frame, LaneAnswer, LaneCall};
+use flotilla_actors::names::HostName;
+use flotilla_actors::protocol::{ControlError, ErrorCode};
+
+use super::CoreState;
+
+impl CoreState {
+    /// Relays a lane call to its target with the requester's verified
+    /// groups, or answers it with why not.
+    pub(super) fn on_lane_call(&mut self, host: &HostName, mut call: LaneCall) {
+        let target = std::mem::replace(&mut call.host, host.clone());
+        let refuse = |code: ErrorCode, why: String| LaneAnswer {
+            call: call.call,
+            host: target.clone(),
+            result: Err(lane_error(code, &why)),
+        };
+        let answer = if call.requester.host != *host {
+            Some(refuse(
+                ErrorCode::Forbidden,
+                format!(
+                    "{host} cannot ask on behalf of {}, a peer of another host",
+                    call.requester
+                ),
+            ))
+        } else if let Some(groups) = self
+            .roster
+            .peer(&call.requester)
+            .map(|p| p.memberships().collect())
+        {
+            if self.links.contains_key(&target) && target != *host {
+                call.groups = groups;
+                self.calls.insert((target.clone(), host.clone(), call.call));
+                self.send(&target, Frame::LaneCall(call.clone()));
+                None
+            } else {
+                Some(refuse(
+                    ErrorCode::Unavailable,
+                    format!(
+                        "{target} is not linked to the hub now; nothing was started there, and nothing runs locally instead"
+                    ),
+                ))
+            }
+        } else {
+            Some(refuse(
+                ErrorCode::Unavailable,
+                format!(
+                    "{} is not in the hub's roster yet; retry in a moment",
+                    call.requester
+                ),
+            ))
+        };
+        if let Some(answer) = answer {
+            self.send(host, Frame::LaneAnswer(answer));
+        }
+    }
+
+    /// Relays an answer to the host that asked, if it asked this host.
+    pub(super) fn on_lane_answer(&mut self, host: &HostName, mut answer: LaneAnswer) {
+        let asker = std::mem::replace(&mut answer.host, host.clone());
+        if self
+            .calls
+            .remove(&(host.clone(), asker.clone(), answer.call))
+        {
+            self.send(&asker, Frame::LaneAnswer(answer));
+        } else {
+            tracing::warn!(%host, call = answer.call, "an answer to no relayed call; dropped");
+        }
+    }
+
+    /// A host's link dropped: its unanswered calls fail, and calls it made
+    /// are forgotten.
+    pub(super) fn fail_calls_to(&mut self, host: &HostName) {
+        let lost: Vec<_> = self
+            .calls
+            .iter()
+            .filter(|(target, asker, _)| target == host || asker == host)
+            .cloned()
+            .collect();
+        for (target, asker, call) in lost {
+            self.calls.remove(&(target.clone(), asker.clone(), call));
+            if target == *host {
+                let why = format!(
+                    "{host}'s link dropped before it answered; a lane started there keeps running: \
+                     ask again (`flotilla lane wait NAME --host {host}`) once it is back"
+                );
+                let answer = LaneAnswer {
+                    call,
+                    host: target,
+                    result: Err(lane_error(ErrorCode::Unavailable, &why)),
+                };
+                self.send(&asker, Frame::LaneAnswer(answer));
+            }
+        }
+    }
+}
+
+/// A control error (as the lane answer carries it) for a refused call.
+fn lane_error(code: ErrorCode, why: &str) -> String {
+    let error = ControlError::new(code, why.to_owned());
+    serde_json::to_string(&error).unwrap_or_else(|_| why.to_owned())
+}

@@ -1,0 +1,194 @@
+//! Lanes placed on another host through the hub: a real hub and two real
+//! host daemons on 127.0.0.1. A lane runs on the host that opted in, every
+//! lane verb works with `--host`, its owner's inbox gets the result across
+//! hosts, a host that did not opt in (or a CLI or group it does not allow)
+//! refuses with the reason and nothing runs anywhere else, and a lane keeps
+//! running while the link is down and is collected once it is back.
+
+use flotilla_tests::federation::{PATIENCE, Running, host_home, hub_home, run_hub, wait_link};
+use flotilla_tests::{TestHome, stop_child, wait_until};
+use serde_json::Value;
+
+use crate::lanes::{code, running_with, unique};
+
+fn start(host: &mut TestHome, name: &str, extra_config: &str) {
+    let config = std::fs::read_to_string(host.path().join("config.toml")).expect("config");
+    host.write_config(&format!("{config}{extra_config}"));
+    host.spawn_daemon(name);
+    wait_link(host, "the link to be up", |l| l["state"] == "connected");
+}
+
+/// A hub, `laptop` (lead in `proj`) and `work`, which lets `proj` run
+/// `exec` lanes.
+fn federation() -> (TestHome, Running, TestHome, TestHome) {
+    let (hub, addr) = hub_home();
+    let server = run_hub(&hub);
+    let mut laptop = host_home(&hub, "laptop", &addr);
+    let mut work = host_home(&hub, "work", &addr);
+    start(&mut laptop, "laptop", "");
+    start(
+        &mut work,
+        "work",
+        "allow_remote_lanes = [\"exec\"]\nallow_remote_groups = [\"proj\"]\n",
+    );
+    laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
+    (hub, server, laptop, work)
+}
+
+fn lanes_of(home: &TestHome) -> Vec<String> {
+    home.json(&["lane", "list", "--all"])["lanes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|l| l["lane"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn a_lane_runs_on_the_host_that_allows_it_and_every_verb_reaches_it() {
+    let (_hub, _server, laptop, work) = federation();
+    let (c, v) = code(
+        &laptop,
+        &[
+            "lane",
+            "run",
+            "--host",
+            "work",
+            "--as",
+            "lead",
+            "--cli",
+            "exec",
+            "-n",
+            "build",
+            "--prompt",
+            "ping",
+            "--",
+            "sh",
+            "-c",
+            "read x; echo $x from $(hostname -s 2>/dev/null || echo there)",
+        ],
+    );
+    assert_eq!(c, 0, "{v}");
+    assert_eq!(v["status"], "completed", "{v}");
+    assert_eq!(v["lane"], "work/build");
+    assert!(
+        v["result"].as_str().unwrap_or("").starts_with("ping from"),
+        "{v}"
+    );
+    assert_eq!(lanes_of(&work), ["work/build"]);
+    assert!(lanes_of(&laptop).is_empty(), "nothing ran on the laptop");
+
+    // The owner on the laptop is told, through the hub.
+    let mut told = Vec::new();
+    wait_until("lead to be told of the turn", PATIENCE, || {
+        let reply = laptop.json(&["inbox", "--as", "lead"]);
+        told.extend(reply["messages"].as_array().cloned().unwrap_or_default());
+        !told.is_empty()
+    });
+    assert_eq!(told[0]["from"], "work/build");
+
+    // status, resume, events, interrupt, wait, list, archive: all with --host.
+    let status = laptop.json(&["lane", "status", "build", "--host", "work"]);
+    assert_eq!(status["owner"], "laptop/lead", "{status}");
+    let marker = unique(7);
+    let slow = format!("sleep {marker}");
+    laptop.ok(&[
+        "lane", "start", "--host", "work", "--as", "lead", "--cli", "exec", "-n", "slow", "--",
+        "sh", "-c", &slow,
+    ]);
+    wait_until("the slow turn to run on work", PATIENCE, || {
+        running_with(&slow)
+    });
+    laptop.ok(&["lane", "interrupt", "slow", "--host", "work"]);
+    let (c, v) = code(&laptop, &["lane", "wait", "slow", "--host", "work"]);
+    assert_eq!((c, v["status"].as_str()), (130, Some("interrupted")), "{v}");
+    assert!(!running_with(&slow));
+    let events = laptop.ok(&["lane", "events", "slow", "--host", "work"]);
+    assert!(events.contains("interrupted"), "{events}");
+    let listed: Vec<Value> = laptop.json(&["lane", "list", "--host", "work"])["lanes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    let archived = laptop.json(&["lane", "archive", "slow", "--host", "work"]);
+    assert_eq!(archived["phase"], "archived", "{archived}");
+}
+
+#[test]
+fn requests_that_are_not_allowed_are_refused_with_the_reason_and_run_nowhere() {
+    let (hub, _server, laptop, work) = federation();
+    let addr = std::fs::read_to_string(laptop.path().join("config.toml")).expect("config");
+    let hub_addr = addr
+        .lines()
+        .find_map(|l| l.strip_prefix("hub = \""))
+        .and_then(|l| l.strip_suffix('"'))
+        .expect("hub address")
+        .to_owned();
+    let mut mac = host_home(&hub, "mac", &hub_addr);
+    start(&mut mac, "mac", "");
+    laptop.ok(&["peer", "join", "outsider", "-g", "elsewhere"]);
+    let closed = laptop.fails(
+        &[
+            "lane", "run", "--host", "mac", "--as", "lead", "--cli", "exec", "--", "true",
+        ],
+        5,
+    );
+    assert!(closed.contains("--allow-remote-lanes"), "{closed}");
+    let cli = laptop.fails(
+        &[
+            "lane", "run", "--host", "work", "--as", "lead", "--cli", "claude", "--prompt", "x",
+        ],
+        5,
+    );
+    assert!(cli.contains("claude"), "{cli}");
+    let group = laptop.fails(
+        &[
+            "lane", "run", "--host", "work", "--as", "outsider", "--cli", "exec", "--", "true",
+        ],
+        5,
+    );
+    assert!(group.contains("groups"), "{group}");
+    let offline = laptop.fails(
+        &[
+            "lane", "run", "--host", "nowhere", "--as", "lead", "--cli", "exec", "--", "true",
+        ],
+        7,
+    );
+    assert!(offline.contains("nothing was started"), "{offline}");
+    for home in [&laptop, &work, &mac] {
+        assert!(lanes_of(home).is_empty(), "nothing ran anywhere");
+    }
+}
+
+#[test]
+fn a_remote_lane_keeps_running_while_the_link_is_down_and_is_collected_after() {
+    let (hub, server, laptop, work) = federation();
+    let mut server = server;
+    let gate = work.path().join("gate");
+    let script = format!(
+        "while [ ! -e {} ]; do sleep 0.05; done; echo done",
+        gate.display()
+    );
+    laptop.ok(&[
+        "lane", "start", "--host", "work", "--as", "lead", "--cli", "exec", "-n", "long", "--",
+        "sh", "-c", &script,
+    ]);
+    stop_child(&mut server);
+    wait_link(&laptop, "the laptop to lose the hub", |l| {
+        l["state"] != "connected"
+    });
+    let refused = laptop.fails(&["lane", "status", "long", "--host", "work"], 7);
+    assert!(refused.contains("not linked"), "{refused}");
+    std::fs::write(&gate, b"go").expect("open the gate");
+    wait_until("the turn to finish on work", PATIENCE, || {
+        work.json(&["lane", "status", "long"])["phase"] != "running"
+    });
+    let _server = run_hub(&hub);
+    wait_link(&laptop, "the laptop's link back", |l| {
+        l["state"] == "connected"
+    });
+    wait_link(&work, "work's link back", |l| l["state"] == "connected");
+    let (c, v) = code(&laptop, &["lane", "wait", "long", "--host", "work"]);
+    assert_eq!(c, 0, "{v}");
+    assert_eq!(v["result"], "done");
+}
