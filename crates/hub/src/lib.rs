@@ -9,6 +9,7 @@
 //! `flotilla_actors::federation` and trust in `flotilla_actors::tls`; this
 //! crate only drives them.
 
+pub mod discovery;
 pub mod endpoint;
 pub mod link;
 mod session;
