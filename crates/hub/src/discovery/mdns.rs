@@ -8,6 +8,7 @@
 //! what it sees (that is [`super::candidate`]).
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::time::Duration;
 
 use mdns_sd::{ResolvedService, ServiceDaemon, ServiceEvent, ServiceInfo};
@@ -56,16 +57,20 @@ impl Discovery for MdnsDiscovery {
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
+        let ips: Vec<IpAddr> = ad.only.into_iter().collect();
         let info = ServiceInfo::new(
             ad.kind.service_type(),
             &ad.instance,
             &ad.target_host(),
-            (),
+            &ips[..],
             ad.port,
             &txt[..],
         )
-        .map_err(failed)?
-        .enable_addr_auto();
+        .map_err(failed)?;
+        let info = match ad.only {
+            Some(_) => info,
+            None => info.enable_addr_auto(),
+        };
         let fullname = info.get_fullname().to_owned();
         self.daemon.register(info).map_err(failed)?;
         let daemon = self.daemon.clone();

@@ -62,7 +62,10 @@ impl Discovery for MemoryNode {
             instance: instance.clone(),
             host: ad.target_host(),
             port: ad.port,
-            addrs: self.addrs.clone(),
+            addrs: match ad.only {
+                Some(ip) => self.addrs.iter().filter(|a| a.ip == ip).copied().collect(),
+                None => self.addrs.clone(),
+            },
             txt: ad.txt.clone(),
         };
         self.bus.lock().push((id, seen));

@@ -80,6 +80,9 @@ pub struct Advertisement {
     pub port: u16,
     /// The TXT record's keys and values.
     pub txt: BTreeMap<String, String>,
+    /// The one address to advertise, when the service listens on no other;
+    /// `None`: every address of the machine, kept up to date.
+    pub only: Option<IpAddr>,
 }
 
 impl Advertisement {
@@ -96,6 +99,7 @@ impl Advertisement {
             instance: name.to_owned(),
             port,
             txt,
+            only: None,
         }
     }
 
@@ -113,6 +117,7 @@ impl Advertisement {
             instance: name.to_owned(),
             port: 0,
             txt,
+            only: None,
         }
     }
 
