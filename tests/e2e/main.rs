@@ -4,6 +4,7 @@
 
 mod crash;
 mod daemon;
+mod discovery;
 mod hub;
 mod lane_recovery;
 mod lanes;
