@@ -35,7 +35,8 @@ fn ip(args: &[&str]) {
 }
 
 /// Two namespaces, `hub_ns` (10.77.0.1/24) and `host_ns` (10.77.0.2/24),
-/// joined by a veth pair with multicast on; removed on drop.
+/// joined by a veth pair with multicast on; removed on drop. Without IPv4
+/// the pair has only its IPv6 link-local addresses.
 struct Lan {
     hub_ns: String,
     host_ns: String,
@@ -44,7 +45,7 @@ struct Lan {
 impl Lan {
     /// A new LAN, or `None` (after saying why) where namespaces cannot be
     /// made; in CI that is a failure.
-    fn new() -> Option<Self> {
+    fn new(ipv4: bool) -> Option<Self> {
         let root = rustix::process::geteuid().is_root();
         let has_ip = Command::new("ip")
             .arg("-V")
@@ -79,7 +80,9 @@ impl Lan {
             (&b, &lan.host_ns, "10.77.0.2/24"),
         ] {
             ip(&["link", "set", dev, "netns", ns]);
-            ip(&["-n", ns, "addr", "add", addr, "dev", dev]);
+            if ipv4 {
+                ip(&["-n", ns, "addr", "add", addr, "dev", dev]);
+            }
             ip(&["-n", ns, "link", "set", "dev", dev, "multicast", "on"]);
             ip(&["-n", ns, "link", "set", "dev", dev, "up"]);
             ip(&["-n", ns, "link", "set", "dev", "lo", "up"]);
@@ -137,10 +140,12 @@ fn spawn_in(ns: &str, home: &TestHome, args: &[&str], log: &str) -> Child {
         .expect("spawn flotilla in a namespace")
 }
 
-/// A hub home (`hub init` on all interfaces) and its CA's fingerprint.
-fn hub_home() -> (TestHome, String) {
+/// A hub home (`hub init` on all IPv4 addresses, or on all addresses) and
+/// its CA's fingerprint.
+fn hub_home(ipv4_only: bool) -> (TestHome, String) {
     let hub = TestHome::new();
-    let listen = format!("0.0.0.0:{HUB_PORT}");
+    let any = if ipv4_only { "0.0.0.0" } else { "[::]" };
+    let listen = format!("{any}:{HUB_PORT}");
     let init = hub.json(&["hub", "init", "--name", "hub.test", "--listen", &listen]);
     let fp = init["ca"]["fingerprint"].as_str().expect("fingerprint");
     (hub, fp.to_owned())
@@ -193,8 +198,8 @@ fn discover_hub(ns: &str, home: &TestHome) -> (Value, Value) {
 
 #[test]
 fn discover_sees_the_hub_in_another_namespace_with_its_ca_fingerprint() {
-    let Some(lan) = Lan::new() else { return };
-    let (hub, fp) = hub_home();
+    let Some(lan) = Lan::new(true) else { return };
+    let (hub, fp) = hub_home(true);
     let host = host_home(&hub, "laptop");
     let _server = Running(spawn_in(&lan.hub_ns, &hub, &["hub", "run"], "hub.stderr"));
     let (seen, doc) = discover_hub(&lan.host_ns, &host);
@@ -222,27 +227,45 @@ fn discover_sees_the_hub_in_another_namespace_with_its_ca_fingerprint() {
 
 #[test]
 fn a_host_with_hub_auto_links_to_the_hub_of_its_ca() {
-    let Some(lan) = Lan::new() else { return };
-    let (hub, _) = hub_home();
-    let mut host = host_home(&hub, "laptop");
+    let Some(lan) = Lan::new(true) else { return };
+    let (hub, _) = hub_home(true);
+    let (host, _server) = auto_host(&lan, &hub);
+    assert_eq!(host_link(&host)["hub"], "auto");
+}
+
+#[test]
+fn a_host_with_hub_auto_links_over_ipv6_link_local() {
+    let Some(lan) = Lan::new(false) else { return };
+    let (hub, _) = hub_home(false);
+    let (host, _server) = auto_host(&lan, &hub);
+    let log = std::fs::read_to_string(host.path().join("daemon-test.stderr")).expect("log");
+    assert!(log.contains("addr=[fe80:") && log.contains('%'), "{log}");
+}
+
+fn host_link(host: &TestHome) -> Value {
+    host.json(&["host", "status"])["hub_link"].clone()
+}
+
+/// Runs `hub`'s hub in the hub namespace and a host `laptop` of its CA with
+/// `--hub auto` in the other; returns both once the host is linked.
+fn auto_host(lan: &Lan, hub: &TestHome) -> (TestHome, Running) {
+    let mut host = host_home(hub, "laptop");
     host.write_config(
         "hub_reconnect_min_ms = 50\nhub_reconnect_max_ms = 500\n\
          hub_ping_interval_ms = 100\nhub_connect_timeout_ms = 2000\n",
     );
-    let _server = Running(spawn_in(&lan.hub_ns, &hub, &["hub", "run"], "hub.stderr"));
+    let server = Running(spawn_in(&lan.hub_ns, hub, &["hub", "run"], "hub.stderr"));
     let args = ["host", "run", "--name", "laptop", "--hub", "auto"];
     host.daemon = Some(spawn_in(&lan.host_ns, &host, &args, "daemon-test.stderr"));
     host.wait_answering();
-    let link = || host.json(&["host", "status"])["hub_link"].clone();
     wait_until("the auto link to be up", PATIENCE, || {
-        link()["state"] == "connected"
+        host_link(&host)["state"] == "connected"
     });
-    let up = link();
-    assert_eq!(up["hub"], "auto");
-    assert_eq!(up["connects"], 1);
+    assert_eq!(host_link(&host)["connects"], 1);
     let log = std::fs::read_to_string(host.path().join("daemon-test.stderr")).expect("log");
     assert!(
         log.contains("found the hub over mDNS") && log.contains("hub.test"),
         "{log}"
     );
+    (host, server)
 }

@@ -14,7 +14,7 @@ use flotilla_actors::federation::HubHandshake;
 use flotilla_actors::pki::AltName;
 use flotilla_actors::tls::Revocations;
 use flotilla_hub::discovery::mdns::MdnsDiscovery;
-use flotilla_hub::discovery::{Advertisement, Discovery, Registration};
+use flotilla_hub::discovery::{Addresses, Advertisement, Discovery, Registration};
 use flotilla_hub::setup::{self, CertPaths, Initialized, SetupError};
 use flotilla_hub::{BindError, HubEndpoint};
 use tokio::signal::unix::{SignalKind, signal};
@@ -144,20 +144,18 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
 }
 
 /// Advertises the hub over mDNS (`_flotilla-hub._udp.local.`, TXT `fp`,
-/// `name`, `v`) on the port it is bound to, at every address of the machine
-/// (or only the one it listens on). A failure is logged, not fatal: hosts
+/// `name`, `v`) on the port it is bound to, at the addresses it listens on. A failure is logged, not fatal: hosts
 /// can still be given the address. Keep the pair until shutdown.
 fn advertise(home: &Home, name: &str, bound: SocketAddr) -> Option<(MdnsDiscovery, Registration)> {
-    let only = (!bound.ip().is_unspecified()).then_some(bound.ip());
-    if only.is_some_and(|ip| ip.is_loopback()) {
+    let Some(addrs) = Addresses::of_bound(bound.ip()) else {
         tracing::info!("the hub listens on loopback only, so it is not advertised over mDNS");
         return None;
-    }
+    };
     let started = setup::ca_fingerprint(&CertPaths::new(&home.certs_dir))
         .map_err(|e| e.to_string())
         .and_then(|ca| {
             let mut ad = Advertisement::hub(name, bound.port(), &ca);
-            ad.only = only;
+            ad.addrs = addrs;
             let mdns = MdnsDiscovery::new().map_err(|e| e.to_string())?;
             let registration = mdns.advertise(&ad).map_err(|e| e.to_string())?;
             Ok((mdns, registration))

@@ -11,10 +11,11 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::time::Duration;
 
-use mdns_sd::{ResolvedService, ServiceDaemon, ServiceEvent, ServiceInfo};
+use mdns_sd::{IfKind, ResolvedService, ServiceDaemon, ServiceEvent, ServiceInfo};
 
 use super::{
-    Advertisement, Discovery, DiscoveryError, Registration, SeenAddr, SeenService, ServiceKind,
+    Addresses, Advertisement, Discovery, DiscoveryError, Registration, SeenAddr, SeenService,
+    ServiceKind,
 };
 
 /// How long a withdrawal waits for the goodbye packets to go out.
@@ -57,7 +58,15 @@ impl Discovery for MdnsDiscovery {
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
-        let ips: Vec<IpAddr> = ad.only.into_iter().collect();
+        let ips: Vec<IpAddr> = match ad.addrs {
+            Addresses::Only(ip) => vec![ip],
+            Addresses::All | Addresses::Ipv4 => vec![],
+        };
+        if ad.addrs == Addresses::Ipv4 {
+            self.daemon
+                .disable_interface(IfKind::IPv6)
+                .map_err(failed)?;
+        }
         let info = ServiceInfo::new(
             ad.kind.service_type(),
             &ad.instance,
@@ -67,9 +76,9 @@ impl Discovery for MdnsDiscovery {
             &txt[..],
         )
         .map_err(failed)?;
-        let info = match ad.only {
-            Some(_) => info,
-            None => info.enable_addr_auto(),
+        let info = match ad.addrs {
+            Addresses::Only(_) => info,
+            Addresses::All | Addresses::Ipv4 => info.enable_addr_auto(),
         };
         let fullname = info.get_fullname().to_owned();
         self.daemon.register(info).map_err(failed)?;

@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::{
-    Advertisement, Discovery, DiscoveryError, Registration, SeenAddr, SeenService, ServiceKind,
+    Addresses, Advertisement, Discovery, DiscoveryError, Registration, SeenAddr, SeenService,
+    ServiceKind,
 };
 
 /// The services advertised, by registration number.
@@ -62,10 +63,12 @@ impl Discovery for MemoryNode {
             instance: instance.clone(),
             host: ad.target_host(),
             port: ad.port,
-            addrs: match ad.only {
-                Some(ip) => self.addrs.iter().filter(|a| a.ip == ip).copied().collect(),
-                None => self.addrs.clone(),
-            },
+            addrs: self
+                .addrs
+                .iter()
+                .filter(|a| ad.addrs.admits(a.ip))
+                .copied()
+                .collect(),
             txt: ad.txt.clone(),
         };
         self.bus.lock().push((id, seen));
@@ -124,6 +127,20 @@ mod tests {
         let hosts = host.browse(ServiceKind::Host, forever, |_| false).await;
         assert!(hosts.expect("browse").is_empty());
         registration.withdraw().await;
+        let v6 = SeenAddr {
+            ip: "fe80::1".parse().expect("ip"),
+            interface: 2,
+        };
+        let mut v4_only = ad.clone();
+        v4_only.addrs = Addresses::Ipv4;
+        let _kept = bus.node(vec![v6, addr]).advertise(&v4_only);
+        let seen = host.browse(ServiceKind::Hub, forever, |_| false).await;
+        assert_eq!(
+            seen.expect("browse")[0].addrs,
+            [addr],
+            "no IPv6 when bound to 0.0.0.0"
+        );
+        drop(_kept);
         let gone = host.browse(ServiceKind::Hub, forever, |_| false).await;
         assert!(gone.expect("browse").is_empty());
     }

@@ -80,9 +80,43 @@ pub struct Advertisement {
     pub port: u16,
     /// The TXT record's keys and values.
     pub txt: BTreeMap<String, String>,
-    /// The one address to advertise, when the service listens on no other;
-    /// `None`: every address of the machine, kept up to date.
-    pub only: Option<IpAddr>,
+    /// Which of the machine's addresses to advertise.
+    pub addrs: Addresses,
+}
+
+/// Which addresses a service is advertised at: those it listens on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Addresses {
+    /// Every address of the machine, kept up to date (bound to `[::]`).
+    #[default]
+    All,
+    /// Every IPv4 address (bound to `0.0.0.0`). With mDNS this turns IPv6
+    /// off for the whole responder, so give such a service its own.
+    Ipv4,
+    /// This one address (bound to it).
+    Only(IpAddr),
+}
+
+impl Addresses {
+    /// The addresses a service bound to `ip` is reached at; `None` for
+    /// loopback, which is not worth advertising on a LAN.
+    pub fn of_bound(ip: IpAddr) -> Option<Self> {
+        match ip {
+            IpAddr::V4(v4) if v4.is_unspecified() => Some(Self::Ipv4),
+            _ if ip.is_unspecified() => Some(Self::All),
+            _ if ip.is_loopback() => None,
+            _ => Some(Self::Only(ip)),
+        }
+    }
+
+    /// Whether a service advertised so is seen at `ip`.
+    pub fn admits(self, ip: IpAddr) -> bool {
+        match self {
+            Self::All => true,
+            Self::Ipv4 => ip.is_ipv4(),
+            Self::Only(only) => only == ip,
+        }
+    }
 }
 
 impl Advertisement {
@@ -99,7 +133,7 @@ impl Advertisement {
             instance: name.to_owned(),
             port,
             txt,
-            only: None,
+            addrs: Addresses::All,
         }
     }
 
@@ -117,7 +151,7 @@ impl Advertisement {
             instance: name.to_owned(),
             port: 0,
             txt,
-            only: None,
+            addrs: Addresses::All,
         }
     }
 
@@ -257,5 +291,33 @@ impl fmt::Debug for Registration {
             .field("service", &self.service)
             .field("active", &self.withdraw.is_some())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_service_is_advertised_where_it_listens() {
+        let of = |ip: &str| Addresses::of_bound(ip.parse().expect("ip"));
+        assert_eq!(of("0.0.0.0"), Some(Addresses::Ipv4));
+        assert_eq!(of("::"), Some(Addresses::All));
+        assert_eq!(of("127.0.0.1"), None);
+        assert_eq!(of("::1"), None);
+        let lan: IpAddr = "192.168.1.2".parse().expect("ip");
+        assert_eq!(of("192.168.1.2"), Some(Addresses::Only(lan)));
+        assert!(!Addresses::Ipv4.admits("fe80::1".parse().expect("ip")));
+        assert!(Addresses::Only(lan).admits(lan));
+    }
+
+    #[test]
+    fn each_service_publishes_its_addresses_under_its_own_name() {
+        let hub = Advertisement::hub("hub.home.arpa", 7700, &Fingerprint([0; 32]));
+        assert_eq!(hub.target_host(), "flotilla-hub-hub-home-arpa.local.");
+        assert_eq!(hub.txt["v"], PROTOCOL_VERSION);
+        let host = Advertisement::host("laptop", None);
+        assert_eq!(host.target_host(), "flotilla-host-laptop.local.");
+        assert!(!host.txt.contains_key(TXT_FINGERPRINT));
     }
 }
