@@ -10,8 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::{
-    Addresses, Advertisement, Discovery, DiscoveryError, Registration, SeenAddr, SeenService,
-    ServiceKind,
+    Advertisement, Discovery, DiscoveryError, Registration, SeenAddr, SeenService, ServiceKind,
 };
 
 /// The services advertised, by registration number.
@@ -103,6 +102,7 @@ mod tests {
     use flotilla_actors::pki::Fingerprint;
 
     use super::*;
+    use crate::discovery::Addresses;
 
     #[tokio::test]
     async fn what_one_node_advertises_another_sees_until_withdrawn() {
