@@ -220,6 +220,15 @@ fn discover_sees_the_hub_in_another_namespace_with_its_ca_fingerprint() {
             assert!(addr.contains('%'), "link-local keeps its scope: {addr}");
         }
     }
+    let human = in_ns(
+        &lan.host_ns,
+        &host.command(&["discover", "--timeout", "2s"]),
+    )
+    .stdin(Stdio::null())
+    .output()
+    .expect("run discover");
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("hub.test") && text.contains("yes"), "{text}");
     let stranger = TestHome::new();
     let (seen, _) = discover_hub(&lan.host_ns, &stranger);
     assert!(seen["matches_ca"].is_null(), "no CA here to match: {seen}");
