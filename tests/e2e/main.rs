@@ -4,6 +4,7 @@
 
 mod crash;
 mod daemon;
+mod discovery;
 mod federation;
 mod federation_rules;
 mod hub;

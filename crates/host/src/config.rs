@@ -53,7 +53,8 @@ pub struct HostConfig {
     pub lane_stall_restarts: u32,
     /// Where each CLI is, when not on the daemon's PATH (`[clis] claude = "/opt/bin/claude"`).
     pub clis: std::collections::BTreeMap<String, String>,
-    /// The hub to link to, `HOST:PORT` (`--hub` overrides); no link without it.
+    /// The hub to link to, `HOST:PORT` or `auto` (found over mDNS; `--hub`
+    /// overrides); no link without it.
     pub hub: Option<String>,
     /// The name the hub's certificate carries; defaults to the host part of
     /// `hub` when that is a DNS name.
@@ -98,6 +99,10 @@ pub struct HubServerConfig {
     /// Most bytes (bodies and summaries) queued at the hub per offline host.
     #[serde(default = "default_queue_max_bytes")]
     pub queue_max_bytes: u64,
+    /// Whether `hub run` advertises the hub over mDNS (name, CA
+    /// fingerprint, port), so hosts find it with `--hub auto`.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub advertise: bool,
 }
 
 fn default_queue_ttl_secs() -> u64 {
@@ -121,18 +126,38 @@ impl HubServerConfig {
             queue_ttl_secs: default_queue_ttl_secs(),
             queue_max_messages: default_queue_max_messages(),
             queue_max_bytes: default_queue_max_bytes(),
+            advertise: true,
         }
     }
 }
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// `hub = "auto"`: find the hub of this home's CA over mDNS.
+pub const HUB_AUTO: &str = "auto";
 
 /// Where and how a host links to its hub, resolved from the config and
 /// `--hub`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HubTarget {
-    /// `HOST:PORT`, resolved at every attempt.
+    /// `HOST:PORT`, resolved at every attempt, or `auto`.
     pub addr: String,
-    /// The name the hub's certificate must carry.
+    /// The name the hub's certificate must carry (with `auto`, empty unless
+    /// `hub_name` is set: the hub's advertised name is used).
     pub name: String,
+}
+
+impl HubTarget {
+    /// Whether the hub is found over mDNS (`hub = "auto"`).
+    pub fn is_auto(&self) -> bool {
+        self.addr == HUB_AUTO
+    }
 }
 
 impl Default for HostConfig {
@@ -213,9 +238,13 @@ impl HostConfig {
         let Some(addr) = self.hub.clone() else {
             return Ok(None);
         };
+        if addr == HUB_AUTO {
+            let name = self.hub_name.clone().unwrap_or_default();
+            return Ok(Some(HubTarget { addr, name }));
+        }
         let Some((host, port)) = addr.rsplit_once(':') else {
             return Err(format!(
-                "hub = {addr:?} needs a port, as in \"hub.home.arpa:7700\"\n"
+                "hub = {addr:?} needs a port, as in \"hub.home.arpa:7700\" (or use \"auto\")\n"
             ));
         };
         if port.parse::<u16>().is_err() {
@@ -369,5 +398,28 @@ mod tests {
         let config = HostConfig::load(&path).expect("valid");
         assert_eq!(config.hub_server, Some(hub));
         assert_eq!(config.name.expect("kept").as_str(), "ws");
+        assert!(!text.contains("advertise"), "the default is not written");
+    }
+
+    #[test]
+    fn the_hub_advertises_unless_told_not_to() {
+        let table = "[hub_server]\nname = \"hub.test\"\nlisten = \"0.0.0.0:7700\"\n";
+        let c = HostConfig::parse(table).expect("default");
+        assert!(c.hub_server.expect("table").advertise);
+        let c = HostConfig::parse(&format!("{table}advertise = false\n")).expect("off");
+        assert!(!c.hub_server.expect("table").advertise);
+    }
+
+    #[test]
+    fn hub_auto_needs_no_port_and_no_name() {
+        let c = HostConfig::parse("hub = \"auto\"").expect("auto");
+        let target = c.hub_target().expect("valid").expect("a hub");
+        assert!(target.is_auto());
+        assert_eq!(target.name, "");
+        let c = HostConfig::parse("hub = \"auto\"\nhub_name = \"hub.test\"").expect("named");
+        assert_eq!(
+            c.hub_target().expect("valid").expect("hub").name,
+            "hub.test"
+        );
     }
 }

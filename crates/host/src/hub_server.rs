@@ -1,6 +1,7 @@
 //! A home that runs the hub: `flotilla hub init` (the CA, the hub's
 //! certificate and `[hub_server]` in `config.toml`) and `flotilla hub run`
-//! (the hub's endpoint in the foreground until SIGTERM or SIGINT).
+//! (the hub's endpoint in the foreground until SIGTERM or SIGINT, advertised
+//! over mDNS unless `[hub_server] advertise = false`).
 //!
 //! Owns the glue between a [`Home`] and the hub crate: where the files are
 //! and which config key says where to listen. The certificates are made by
@@ -15,6 +16,8 @@ use flotilla_actors::pki::AltName;
 use flotilla_actors::tls::Revocations;
 use flotilla_hub::control::{self, HubControlError};
 use flotilla_hub::core::{CoreArgs, HubCore, QueueLimits};
+use flotilla_hub::discovery::mdns::MdnsDiscovery;
+use flotilla_hub::discovery::{Addresses, Advertisement, Discovery, Registration};
 use flotilla_hub::setup::{self, CertPaths, Initialized, SetupError};
 use flotilla_hub::store::{HubStore, HubStoreError};
 use flotilla_hub::view::HubRosterReply;
@@ -149,6 +152,10 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
     tracing::info!(hub = %server.name, listen = %bound, "hub listening");
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
+    let advertised = match server.advertise {
+        true => advertise(home, &server.name, bound),
+        false => None,
+    };
     endpoint
         .run(async move {
             tokio::select! {
@@ -157,6 +164,9 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
             }
         })
         .await;
+    if let Some((_mdns, registration)) = advertised {
+        registration.withdraw().await;
+    }
     control_task.abort();
     let _ = std::fs::remove_file(hub_socket(home));
     core.stop(None);
@@ -178,4 +188,33 @@ pub fn hub_socket(home: &Home) -> PathBuf {
 /// Asks the hub running from `home` for the federation's roster.
 pub async fn roster(home: &Home) -> Result<HubRosterReply, HubServerError> {
     Ok(control::roster(&hub_socket(home)).await?)
+}
+
+/// Advertises the hub over mDNS (`_flotilla-hub._udp.local.`, TXT `fp`,
+/// `name`, `v`) on the port it is bound to, at the addresses it listens on. A failure is logged, not fatal: hosts
+/// can still be given the address. Keep the pair until shutdown.
+fn advertise(home: &Home, name: &str, bound: SocketAddr) -> Option<(MdnsDiscovery, Registration)> {
+    let Some(addrs) = Addresses::of_bound(bound.ip()) else {
+        tracing::info!("the hub listens on loopback only, so it is not advertised over mDNS");
+        return None;
+    };
+    let started = setup::ca_fingerprint(&CertPaths::new(&home.certs_dir))
+        .map_err(|e| e.to_string())
+        .and_then(|ca| {
+            let mut ad = Advertisement::hub(name, bound.port(), &ca);
+            ad.addrs = addrs;
+            let mdns = MdnsDiscovery::new().map_err(|e| e.to_string())?;
+            let registration = mdns.advertise(&ad).map_err(|e| e.to_string())?;
+            Ok((mdns, registration))
+        });
+    match started {
+        Ok(pair) => {
+            tracing::info!(service = %pair.1.service(), "hub advertised over mDNS");
+            Some(pair)
+        }
+        Err(e) => {
+            tracing::warn!("the hub runs but is not advertised over mDNS: {e}");
+            None
+        }
+    }
 }

@@ -11,6 +11,7 @@
 
 pub mod control;
 pub mod core;
+pub mod discovery;
 pub mod endpoint;
 pub mod link;
 pub mod roster;

@@ -295,5 +295,14 @@ pub fn host_client_config(paths: &CertPaths) -> Result<quinn::ClientConfig, Setu
     Ok(transport::client_config(tls)?)
 }
 
+/// The fingerprint of this home's CA certificate (`ca.pem`): what a hub
+/// advertises and what `--hub auto` looks for.
+pub fn ca_fingerprint(paths: &CertPaths) -> Result<Fingerprint, SetupError> {
+    const HINT: &str = "copy the CA certificate (ca.pem) from the hub into this home's certs/";
+    let ca = paths.require("the CA certificate", paths.ca_cert(), HINT)?;
+    let root = files::read_certificates(&ca)?.remove(0);
+    Ok(flotilla_actors::pki::fingerprint(&root))
+}
+
 #[cfg(test)]
 mod tests;

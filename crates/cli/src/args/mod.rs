@@ -57,6 +57,8 @@ pub(crate) enum Command {
     /// Certificates: issue a host's at the CA, show what this home holds.
     #[command(subcommand)]
     Certs(CertsCommand),
+    /// List the hubs and hosts that answer on the LAN (mDNS); needs no daemon.
+    Discover(DiscoverArgs),
     /// Check directories, permissions, the daemon and its store.
     Doctor,
     /// Measure Flotilla on this machine.
@@ -82,7 +84,7 @@ pub(crate) struct RunArgs {
     /// The host's name (default: config.toml's `name`, else the machine's hostname).
     #[arg(long, value_name = "HOST")]
     pub(crate) name: Option<String>,
-    /// Link to the hub at ADDR (`HOST:PORT`; default: config.toml's `hub`).
+    /// Link to the hub at ADDR (`HOST:PORT`, or `auto` to find this CA's hub over mDNS; default: config.toml's `hub`).
     #[arg(long, value_name = "ADDR")]
     pub(crate) hub: Option<String>,
     /// The name in the hub's certificate (default: config.toml's `hub_name`, else ADDR's host).
@@ -94,6 +96,26 @@ pub(crate) struct RunArgs {
     /// Only peers in one of these groups may place lanes here (default: config.toml's `allow_remote_groups`).
     #[arg(long, value_name = "GROUP,...", value_delimiter = ',')]
     pub(crate) allow_remote_groups: Option<Vec<String>>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DiscoverArgs {
+    /// How long to listen for answers (`3s`, `500ms`, or seconds).
+    #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = parse_window)]
+    pub(crate) timeout: std::time::Duration,
+}
+
+/// A browse window: seconds or a humantime duration, from 100 ms to 60 s.
+fn parse_window(s: &str) -> Result<std::time::Duration, String> {
+    let window = match s.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs >= 0.0 => std::time::Duration::from_secs_f64(secs),
+        Ok(_) => return Err(format!("{s:?} is not a duration")),
+        Err(_) => humantime::parse_duration(s).map_err(|e| format!("{s:?}: {e}"))?,
+    };
+    if !(0.1..=60.0).contains(&window.as_secs_f64()) {
+        return Err(format!("{s:?}: use between 100ms and 60s"));
+    }
+    Ok(window)
 }
 
 #[derive(Debug, Subcommand)]
@@ -328,6 +350,30 @@ mod tests {
             Cli::try_parse_from(["flotilla", "roster", "--json", "--home", "/x"]).expect("parse");
         assert!(cli.json);
         assert_eq!(cli.home.as_deref(), Some(std::path::Path::new("/x")));
+    }
+
+    #[test]
+    fn discover_takes_a_duration_or_seconds() {
+        let window = |args: &[&str]| {
+            let cli = Cli::try_parse_from(args).expect("parse");
+            let Command::Discover(d) = cli.command else {
+                panic!("discover")
+            };
+            d.timeout
+        };
+        assert_eq!(window(&["flotilla", "discover"]).as_secs(), 3);
+        let ms = window(&["flotilla", "discover", "--timeout", "500ms"]);
+        assert_eq!(ms.as_millis(), 500);
+        assert_eq!(
+            window(&["flotilla", "discover", "--timeout", "2"]).as_secs(),
+            2
+        );
+        for bad in ["0", "61s", "soon", "-1"] {
+            assert!(
+                Cli::try_parse_from(["flotilla", "discover", "--timeout", bad]).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 mod certs;
 mod daemon;
+mod discover;
 mod doctor;
 mod hub;
 mod lane_client;
@@ -58,6 +59,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Hub(HubCommand::Roster) => hub::roster(&env).await,
         Command::Certs(CertsCommand::Issue { name, out }) => certs::issue(&env, &name, out),
         Command::Certs(CertsCommand::Show) => certs::show(&env),
+        Command::Discover(a) => discover::run(&env, a).await,
         Command::Doctor => doctor::run(&env).await,
         Command::Lane(c) => lanes::run(&env, *c).await,
         Command::Bench(c) => crate::bench::run(&env, c).await,

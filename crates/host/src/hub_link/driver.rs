@@ -14,7 +14,7 @@ use flotilla_hub::{ConnectOptions, HubSession};
 use tokio::sync::oneshot;
 
 use super::state::Liveness;
-use super::{LinkTracker, ReconnectPolicy};
+use super::{LinkTracker, ReconnectPolicy, resolve};
 use crate::config::HubTarget;
 use crate::context::HostContext;
 
@@ -127,19 +127,10 @@ impl Driver {
     /// One attempt: read the certificates, resolve the hub, dial, hello.
     async fn attempt(&mut self) -> Result<HubSession, String> {
         let config = setup::host_client_config(&self.settings.certs).map_err(|e| e.to_string())?;
-        let target = self.settings.target.clone();
-        let addr = tokio::net::lookup_host(&target.addr)
-            .await
-            .ok()
-            .and_then(|mut addrs| addrs.next())
-            .ok_or_else(|| {
-                format!(
-                    "cannot resolve the hub address {:?}; check `hub` in config.toml or --hub",
-                    target.addr
-                )
-            })?;
+        let (addr, name) =
+            resolve::resolve_target(&self.settings.target, &self.settings.certs).await?;
         let endpoint = self.endpoint_for(addr)?;
-        let mut options = ConnectOptions::new(addr, target.name.clone(), config);
+        let mut options = ConnectOptions::new(addr, name, config);
         options.timeout = self.settings.timeout;
         let hello = Hello::new(self.settings.host.clone());
         flotilla_hub::connect(&endpoint, &options, hello)

@@ -1,6 +1,6 @@
 //! The `HubLink` actor: this host's link to its hub. Started by the
 //! supervisor only when a hub is configured (`hub` in `config.toml` or
-//! `--hub`).
+//! `--hub`; `auto` finds it over mDNS at every attempt, see `resolve`).
 //!
 //! The actor is a shell around one driver task, which dials the hub with
 //! the host's certificate (`certs/host.pem`, `host.key`, `ca.pem`, read
@@ -12,6 +12,7 @@
 //! fail, so the supervisor restarts it.
 
 mod driver;
+mod resolve;
 pub mod roster;
 mod session;
 pub mod state;

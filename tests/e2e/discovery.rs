@@ -1,0 +1,272 @@
+//! mDNS discovery across a real (virtual) LAN: two network namespaces
+//! joined by a veth pair, a hub advertising in one, and in the other
+//! `flotilla discover` seeing it with its CA fingerprint and a host with
+//! `--hub auto` linking to it.
+//!
+//! Needs root and `ip` (iproute2); elsewhere the tests say so and skip, but
+//! in CI (`CI` set) they fail instead. Every namespace is removed by a drop
+//! guard, after the processes in it are stopped.
+
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use flotilla_tests::federation::Running;
+use flotilla_tests::{TestHome, wait_until};
+use serde_json::Value;
+
+/// The longest any wait here may take.
+const PATIENCE: Duration = Duration::from_secs(30);
+/// Where the hub listens, inside its namespace.
+const HUB_PORT: u16 = 7700;
+
+/// Whether this run is CI's (`CI` set and not `false` or `0`).
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// Runs `ip ARGS`, which must succeed.
+fn ip(args: &[&str]) {
+    let out = Command::new("ip").args(args).output().expect("run ip");
+    assert!(
+        out.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Two namespaces, `hub_ns` (10.77.0.1/24) and `host_ns` (10.77.0.2/24),
+/// joined by a veth pair with multicast on; removed on drop. Without IPv4
+/// the pair has only its IPv6 link-local addresses.
+struct Lan {
+    hub_ns: String,
+    host_ns: String,
+}
+
+impl Lan {
+    /// A new LAN, or `None` (after saying why) where namespaces cannot be
+    /// made; in CI that is a failure.
+    fn new(ipv4: bool) -> Option<Self> {
+        let root = rustix::process::geteuid().is_root();
+        let has_ip = Command::new("ip")
+            .arg("-V")
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !root || !has_ip {
+            let why = format!(
+                "network namespaces need root and `ip` (root: {root}, ip: {has_ip}); \
+                 install iproute2 and run as root"
+            );
+            assert!(!in_ci(), "{why}");
+            eprintln!("SKIPPED: {why}");
+            return None;
+        }
+        static RUN: AtomicU32 = AtomicU32::new(0);
+        let prefix = format!(
+            "fl{}x{}",
+            std::process::id(),
+            RUN.fetch_add(1, Ordering::Relaxed)
+        );
+        let lan = Self {
+            hub_ns: format!("{prefix}a"),
+            host_ns: format!("{prefix}b"),
+        };
+        ip(&["netns", "add", &lan.hub_ns]);
+        ip(&["netns", "add", &lan.host_ns]);
+        let (a, b) = (format!("{prefix}a"), format!("{prefix}b"));
+        ip(&["link", "add", &a, "type", "veth", "peer", "name", &b]);
+        for (dev, ns, addr) in [
+            (&a, &lan.hub_ns, "10.77.0.1/24"),
+            (&b, &lan.host_ns, "10.77.0.2/24"),
+        ] {
+            ip(&["link", "set", dev, "netns", ns]);
+            if ipv4 {
+                ip(&["-n", ns, "addr", "add", addr, "dev", dev]);
+            }
+            ip(&["-n", ns, "link", "set", "dev", dev, "multicast", "on"]);
+            ip(&["-n", ns, "link", "set", "dev", dev, "up"]);
+            ip(&["-n", ns, "link", "set", "dev", "lo", "up"]);
+        }
+        Some(lan)
+    }
+}
+
+impl Drop for Lan {
+    fn drop(&mut self) {
+        for ns in [&self.hub_ns, &self.host_ns] {
+            let _ = Command::new("ip")
+                .args(["netns", "del", ns])
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+/// `cmd`, run inside the namespace `ns` (`ip netns exec` execs it, so the
+/// child's pid is the command's).
+fn in_ns(ns: &str, cmd: &Command) -> Command {
+    let mut wrapped = Command::new("ip");
+    wrapped
+        .args(["netns", "exec", ns])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => wrapped.env(key, value),
+            None => wrapped.env_remove(key),
+        };
+    }
+    wrapped
+}
+
+/// Starts `flotilla ARGS` of `home` inside `ns`, its stderr in `HOME/LOG`.
+fn spawn_in(ns: &str, home: &TestHome, args: &[&str], log: &str) -> Child {
+    let log = std::fs::File::create(home.path().join(log)).expect("log");
+    in_ns(ns, &home.command(args))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("spawn flotilla in a namespace")
+}
+
+/// A hub home (`hub init` on all IPv4 addresses, or on all addresses) and
+/// its CA's fingerprint.
+fn hub_home(ipv4_only: bool) -> (TestHome, String) {
+    let hub = TestHome::new();
+    let any = if ipv4_only { "0.0.0.0" } else { "[::]" };
+    let listen = format!("{any}:{HUB_PORT}");
+    let init = hub.json(&["hub", "init", "--name", "hub.test", "--listen", &listen]);
+    let fp = init["ca"]["fingerprint"].as_str().expect("fingerprint");
+    (hub, fp.to_owned())
+}
+
+/// A host home holding `name`'s certificate, issued by `ca`'s CA.
+fn host_home(ca: &TestHome, name: &str) -> TestHome {
+    let host = TestHome::new();
+    let out = ca.path().join("issued-for-test").join(name);
+    ca.json(&[
+        "certs",
+        "issue",
+        "--name",
+        name,
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    let certs = host.path().join("certs");
+    std::fs::create_dir_all(&certs).expect("certs dir");
+    for file in ["host.pem", "host.key", "ca.pem"] {
+        std::fs::copy(out.join(file), certs.join(file)).expect("copy");
+    }
+    host
+}
+
+/// `discover --json` in `ns`, run until `hub.test` shows (the hub may still
+/// be starting); returns that hub's entry and the whole document.
+fn discover_hub(ns: &str, home: &TestHome) -> (Value, Value) {
+    let mut found = None;
+    wait_until("discover to see hub.test", PATIENCE, || {
+        let args = ["discover", "--timeout", "2s", "--json"];
+        let out = in_ns(ns, &home.command(&args))
+            .stdin(Stdio::null())
+            .output()
+            .expect("run discover");
+        assert!(
+            out.status.success(),
+            "discover: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+        let hub = doc["hubs"]
+            .as_array()
+            .and_then(|hubs| hubs.iter().find(|h| h["name"] == "hub.test").cloned());
+        found = hub.map(|hub| (hub, doc));
+        found.is_some()
+    });
+    found.expect("found")
+}
+
+#[test]
+fn discover_sees_the_hub_in_another_namespace_with_its_ca_fingerprint() {
+    let Some(lan) = Lan::new(true) else { return };
+    let (hub, fp) = hub_home(true);
+    let host = host_home(&hub, "laptop");
+    let _server = Running(spawn_in(&lan.hub_ns, &hub, &["hub", "run"], "hub.stderr"));
+    let (seen, doc) = discover_hub(&lan.host_ns, &host);
+    assert_eq!(doc["schema"], "flotilla.discover.v1");
+    assert_eq!(doc["ca_fingerprint"], fp.as_str());
+    assert_eq!(seen["ca_fingerprint"], fp.as_str());
+    assert_eq!(seen["matches_ca"], true);
+    assert_eq!(seen["port"], HUB_PORT);
+    assert_eq!(seen["version"], "1");
+    let addrs = seen["addrs"].as_array().expect("addrs");
+    assert_eq!(
+        addrs[0],
+        format!("10.77.0.1:{HUB_PORT}").as_str(),
+        "{addrs:?}"
+    );
+    for addr in addrs.iter().filter_map(Value::as_str) {
+        if addr.starts_with("[fe80:") {
+            assert!(addr.contains('%'), "link-local keeps its scope: {addr}");
+        }
+    }
+    let human = in_ns(
+        &lan.host_ns,
+        &host.command(&["discover", "--timeout", "2s"]),
+    )
+    .stdin(Stdio::null())
+    .output()
+    .expect("run discover");
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("hub.test") && text.contains("yes"), "{text}");
+    let stranger = TestHome::new();
+    let (seen, _) = discover_hub(&lan.host_ns, &stranger);
+    assert!(seen["matches_ca"].is_null(), "no CA here to match: {seen}");
+}
+
+#[test]
+fn a_host_with_hub_auto_links_to_the_hub_of_its_ca() {
+    let Some(lan) = Lan::new(true) else { return };
+    let (hub, _) = hub_home(true);
+    let (host, _server) = auto_host(&lan, &hub);
+    assert_eq!(host_link(&host)["hub"], "auto");
+}
+
+#[test]
+fn a_host_with_hub_auto_links_over_ipv6_link_local() {
+    let Some(lan) = Lan::new(false) else { return };
+    let (hub, _) = hub_home(false);
+    let (host, _server) = auto_host(&lan, &hub);
+    let log = std::fs::read_to_string(host.path().join("daemon-test.stderr")).expect("log");
+    assert!(log.contains("addr=[fe80:") && log.contains('%'), "{log}");
+}
+
+fn host_link(host: &TestHome) -> Value {
+    host.json(&["host", "status"])["hub_link"].clone()
+}
+
+/// Runs `hub`'s hub in the hub namespace and a host `laptop` of its CA with
+/// `--hub auto` in the other; returns both once the host is linked.
+fn auto_host(lan: &Lan, hub: &TestHome) -> (TestHome, Running) {
+    let mut host = host_home(hub, "laptop");
+    host.write_config(
+        "hub_reconnect_min_ms = 50\nhub_reconnect_max_ms = 500\n\
+         hub_ping_interval_ms = 100\nhub_connect_timeout_ms = 2000\n\
+         hub_startup_retry_ms = [50, 100, 200]\n",
+    );
+    let server = Running(spawn_in(&lan.hub_ns, hub, &["hub", "run"], "hub.stderr"));
+    let args = ["host", "run", "--name", "laptop", "--hub", "auto"];
+    host.daemon = Some(spawn_in(&lan.host_ns, &host, &args, "daemon-test.stderr"));
+    host.wait_answering();
+    wait_until("the auto link to be up", PATIENCE, || {
+        host_link(&host)["state"] == "connected"
+    });
+    assert_eq!(host_link(&host)["connects"], 1);
+    let log = std::fs::read_to_string(host.path().join("daemon-test.stderr")).expect("log");
+    assert!(
+        log.contains("found the hub over mDNS") && log.contains("hub.test"),
+        "{log}"
+    );
+    (host, server)
+}
