@@ -18,6 +18,7 @@
 //!  |<== RosterDelta / Deliver (later) ====>|
 //! ```
 
+pub mod enroll;
 pub mod frames;
 pub mod framing;
 pub mod handshake;
@@ -25,5 +26,7 @@ pub mod handshake;
 pub use frames::{
     Deliver, Frame, Hello, HelloAck, HelloRefused, PROTOCOL_VERSION, RefusalCode, RosterDelta,
 };
-pub use framing::{DEFAULT_MAX_FRAME, FramingError, read_frame, write_frame};
+pub use framing::{
+    DEFAULT_MAX_FRAME, FramingError, read_frame, read_message, write_frame, write_message,
+};
 pub use handshake::{Accepted, HandshakeError, HostHandshake, HubHandshake, Refusal};

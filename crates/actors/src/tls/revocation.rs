@@ -49,6 +49,18 @@ impl Revocations {
         self.write().fingerprints.insert(fingerprint);
     }
 
+    /// Replaces the whole set, as read again from the hub's revocation
+    /// list.
+    pub fn replace(
+        &self,
+        serials: impl IntoIterator<Item = Serial>,
+        fingerprints: impl IntoIterator<Item = Fingerprint>,
+    ) {
+        let mut revoked = self.write();
+        revoked.serials = serials.into_iter().collect();
+        revoked.fingerprints = fingerprints.into_iter().collect();
+    }
+
     /// Whether a DER certificate is revoked. A certificate whose serial
     /// cannot be read counts as revoked: this check fails closed.
     pub fn is_revoked(&self, der: &[u8]) -> bool {
