@@ -17,6 +17,7 @@ use flotilla_actors::federation::{DEFAULT_MAX_FRAME, HubHandshake, Refusal};
 use tokio::sync::broadcast;
 use tokio::task::JoinSet;
 
+use crate::live::LiveLinks;
 use crate::session::{self, Shared};
 use crate::transport::close;
 
@@ -126,6 +127,7 @@ impl HubEndpoint {
             handshake,
             max_frame: DEFAULT_MAX_FRAME,
             events,
+            live: Arc::default(),
         });
         Ok(Self { endpoint, shared })
     }
@@ -133,6 +135,11 @@ impl HubEndpoint {
     /// The address hosts should dial.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.endpoint.local_addr()
+    }
+
+    /// The accepted links by host (for closing revoked ones).
+    pub fn live_links(&self) -> Arc<LiveLinks> {
+        self.shared.live.clone()
     }
 
     /// Events from now on.

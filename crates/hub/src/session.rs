@@ -31,6 +31,8 @@ pub(crate) struct Shared {
     pub(crate) max_frame: usize,
     /// Where link events go.
     pub(crate) events: broadcast::Sender<LinkEvent>,
+    /// Accepted links by host, so revocation can close them.
+    pub(crate) live: std::sync::Arc<crate::live::LiveLinks>,
 }
 
 impl Shared {
@@ -179,7 +181,9 @@ impl Link<'_> {
             remote,
             version,
         });
+        shared.live.register(&identity, &connection);
         let reason = answer_pings(shared, &mut control).await;
+        shared.live.unregister(&identity, &connection);
         connection.close(close::NORMAL.into(), b"bye");
         tracing::info!(host = %identity, %reason, "host link closed");
         shared.emit(LinkEvent::Closed {

@@ -39,6 +39,11 @@ impl PinnedCaVerifier {
         })
     }
 
+    /// The fingerprint it trusts.
+    pub fn expected(&self) -> Fingerprint {
+        self.expected
+    }
+
     /// The CA fingerprint the server presented, if it presented one.
     pub fn seen(&self) -> Option<Fingerprint> {
         *self.seen.lock().unwrap_or_else(PoisonError::into_inner)
