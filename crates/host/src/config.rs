@@ -58,6 +58,10 @@ pub struct HostConfig {
     /// The name the hub's certificate carries; defaults to the host part of
     /// `hub` when that is a DNS name.
     pub hub_name: Option<String>,
+    /// The hub's enrollment address, `HOST:PORT`, where this host renews
+    /// its certificate (written by `host join`); defaults to `hub` with the
+    /// next port.
+    pub hub_enroll: Option<String>,
     /// First delay before reconnecting to the hub, in milliseconds.
     pub hub_reconnect_min_ms: u64,
     /// Longest delay between reconnect attempts, in milliseconds.
@@ -78,6 +82,47 @@ pub struct HubServerConfig {
     pub name: String,
     /// The UDP address it listens on.
     pub listen: String,
+    /// The UDP address of its enrollment listener (`hub invite`, `host
+    /// join`, renewals); defaults to `listen`'s IP with the next port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enroll_listen: Option<String>,
+    /// How long the host certificates it issues last, in days (default 90).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cert_days: Option<u64>,
+}
+
+impl HubServerConfig {
+    /// The main listen address.
+    pub fn listen_addr(&self) -> Result<std::net::SocketAddr, String> {
+        self.listen
+            .parse()
+            .map_err(|_| format!("[hub_server] listen = {:?} is not IP:PORT", self.listen))
+    }
+
+    /// The enrollment listen address: `enroll_listen`, else `listen`'s IP
+    /// with the next port.
+    pub fn enroll_addr(&self) -> Result<std::net::SocketAddr, String> {
+        match &self.enroll_listen {
+            Some(text) => text
+                .parse()
+                .map_err(|_| format!("[hub_server] enroll_listen = {text:?} is not IP:PORT")),
+            None => {
+                let listen = self.listen_addr()?;
+                let port = listen.port().checked_add(1).ok_or_else(|| {
+                    "[hub_server] listen uses port 65535; set enroll_listen explicitly".to_owned()
+                })?;
+                Ok(std::net::SocketAddr::new(listen.ip(), port))
+            }
+        }
+    }
+
+    /// How long issued host certificates last.
+    pub fn host_validity(&self) -> Duration {
+        match self.host_cert_days {
+            Some(days) => Duration::from_secs(days.clamp(1, 3650) * 86_400),
+            None => flotilla_actors::pki::HOST_VALIDITY,
+        }
+    }
 }
 
 /// Where and how a host links to its hub, resolved from the config and
@@ -102,6 +147,7 @@ impl Default for HostConfig {
             clis: Default::default(),
             hub: None,
             hub_name: None,
+            hub_enroll: None,
             hub_reconnect_min_ms: 500,
             hub_reconnect_max_ms: 30_000,
             hub_ping_interval_ms: 5_000,
@@ -187,6 +233,17 @@ impl HostConfig {
         Ok(Some(HubTarget { addr, name }))
     }
 
+    /// Where to renew this host's certificate: `hub_enroll`, else `hub`
+    /// with the next port.
+    pub fn hub_enroll_addr(&self) -> Option<String> {
+        if let Some(addr) = &self.hub_enroll {
+            return Some(addr.clone());
+        }
+        let (host, port) = self.hub.as_deref()?.rsplit_once(':')?;
+        let port = port.parse::<u16>().ok()?.checked_add(1)?;
+        Some(format!("{host}:{port}"))
+    }
+
     /// The first and longest delays between attempts to reach the hub.
     pub fn hub_reconnect(&self) -> (Duration, Duration) {
         let min = Duration::from_millis(self.hub_reconnect_min_ms.max(1));
@@ -243,6 +300,63 @@ pub fn write_hub_server(path: &Path, hub: &HubServerConfig) -> Result<(), Config
     std::fs::write(path, text).map_err(read_error)
 }
 
+/// The hub a joined host links to.
+#[derive(Debug, Clone, Copy)]
+pub struct HubLinkSettings<'a> {
+    /// `hub`: the main address.
+    pub addr: &'a str,
+    /// `hub_name`: the name in the hub's certificate.
+    pub name: &'a str,
+    /// `hub_enroll`: the enrollment address.
+    pub enroll: &'a str,
+}
+
+/// Records the hub a joined host links to: sets the top-level `hub`,
+/// `hub_name` and `hub_enroll` (replacing earlier values, keeping every other line and
+/// comment) and, when the file names no host, `name`.
+pub fn write_hub_link(
+    path: &Path,
+    link: &HubLinkSettings<'_>,
+    host: &HostName,
+) -> Result<(), ConfigError> {
+    let io_error = |source| ConfigError::Read {
+        path: path.display().to_string(),
+        source,
+    };
+    let parse_error = |message| ConfigError::Parse {
+        path: path.display().to_string(),
+        message,
+    };
+    let current = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(io_error(e)),
+    };
+    let config = HostConfig::parse(&current).map_err(parse_error)?;
+    let quote = |s: &str| toml::Value::String(s.to_owned()).to_string();
+    let mut text = format!(
+        "hub = {}\nhub_name = {}\nhub_enroll = {}\n",
+        quote(link.addr),
+        quote(link.name),
+        quote(link.enroll)
+    );
+    if config.name.is_none() {
+        text.push_str(&format!("name = {}\n", quote(host.as_str())));
+    }
+    let mut top = true;
+    for line in current.lines() {
+        top &= !line.trim_start().starts_with('[');
+        let key = line.split('=').next().unwrap_or_default().trim();
+        if top && line.contains('=') && ["hub", "hub_name", "hub_enroll"].contains(&key) {
+            continue;
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    HostConfig::parse(&text).map_err(parse_error)?;
+    std::fs::write(path, text).map_err(io_error)
+}
+
 /// The machine's hostname, cleaned into a host name.
 pub fn machine_host_name() -> HostName {
     let uname = rustix::system::uname();
@@ -295,6 +409,55 @@ mod tests {
     }
 
     #[test]
+    fn the_enrollment_address_defaults_to_the_next_port() {
+        let mut hub = HubServerConfig {
+            name: "hub.test".into(),
+            listen: "127.0.0.1:7700".into(),
+            enroll_listen: None,
+            host_cert_days: None,
+        };
+        assert_eq!(hub.enroll_addr().expect("addr").to_string(), "127.0.0.1:7701");
+        hub.enroll_listen = Some("0.0.0.0:9".into());
+        assert_eq!(hub.enroll_addr().expect("addr").to_string(), "0.0.0.0:9");
+        hub.listen = "127.0.0.1:65535".into();
+        hub.enroll_listen = None;
+        assert!(hub.enroll_addr().is_err());
+    }
+
+    #[test]
+    fn writing_the_hub_link_replaces_hub_keys_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "# mine\nhub = \"old:1\"\nhub_ping_interval_ms = 100\n").expect("write");
+        let host = HostName::new("laptop").expect("host");
+        let link = HubLinkSettings {
+            addr: "127.0.0.1:7700",
+            name: "hub.test",
+            enroll: "127.0.0.1:7701",
+        };
+        write_hub_link(&path, &link, &host).expect("write");
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(text.contains("# mine") && !text.contains("old:1"), "{text}");
+        let config = HostConfig::load(&path).expect("valid");
+        assert_eq!(config.hub.as_deref(), Some("127.0.0.1:7700"));
+        assert_eq!(config.hub_name.as_deref(), Some("hub.test"));
+        assert_eq!(config.name, Some(host.clone()));
+        assert_eq!(config.hub_ping_interval_ms, 100);
+        let link = HubLinkSettings {
+            addr: "127.0.0.1:7800",
+            ..link
+        };
+        write_hub_link(&path, &link, &host).expect("again");
+        let config = HostConfig::load(&path).expect("valid");
+        assert_eq!(config.hub.as_deref(), Some("127.0.0.1:7800"));
+        assert_eq!(config.hub_enroll_addr().as_deref(), Some("127.0.0.1:7701"));
+        assert_eq!(
+            HostConfig::parse("hub = \"h.test:9\"").expect("valid").hub_enroll_addr().as_deref(),
+            Some("h.test:10")
+        );
+    }
+
+    #[test]
     fn writing_the_hub_server_keeps_the_rest_and_replaces_itself() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("config.toml");
@@ -302,6 +465,8 @@ mod tests {
         let mut hub = HubServerConfig {
             name: "hub.test".into(),
             listen: "0.0.0.0:7700".into(),
+            enroll_listen: Some("0.0.0.0:7701".into()),
+            host_cert_days: None,
         };
         write_hub_server(&path, &hub).expect("append");
         let text = std::fs::read_to_string(&path).expect("read");

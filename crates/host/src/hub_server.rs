@@ -1,6 +1,7 @@
 //! A home that runs the hub: `flotilla hub init` (the CA, the hub's
 //! certificate and `[hub_server]` in `config.toml`) and `flotilla hub run`
-//! (the hub's endpoint in the foreground until SIGTERM or SIGINT).
+//! (the hub's endpoint, its enrollment listener and the revocation
+//! watcher, in the foreground until SIGTERM or SIGINT).
 //!
 //! Owns the glue between a [`Home`] and the hub crate: where the files are
 //! and which config key says where to listen. The certificates are made by
@@ -12,11 +13,15 @@ use std::time::SystemTime;
 use flotilla_actors::federation::HubHandshake;
 use flotilla_actors::pki::AltName;
 use flotilla_actors::tls::Revocations;
+use flotilla_hub::enroll::{EnrollAuthority, EnrollServer};
+use flotilla_hub::revocation_list;
 use flotilla_hub::setup::{self, CertPaths, Initialized, SetupError};
 use flotilla_hub::{BindError, HubEndpoint};
 use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::watch;
 
 use crate::config::{ConfigError, HostConfig, HubServerConfig, write_hub_server};
+use crate::enrollment;
 use crate::home::{Home, HomeError};
 
 /// Why the hub could not be set up or run.
@@ -34,7 +39,7 @@ pub enum HubServerError {
     Setup(#[from] SetupError),
     /// The listen address is not `IP:PORT`.
     #[error(
-        "{0:?} is not a listen address; use IP:PORT, for example 0.0.0.0:7700 (all interfaces) or 127.0.0.1:7700"
+        "{0:?} is not a usable listen address; use IP:PORT, for example 0.0.0.0:7700 (all interfaces) or 127.0.0.1:7700"
     )]
     Listen(String),
     /// This home has no hub.
@@ -45,6 +50,9 @@ pub enum HubServerError {
     /// The endpoint could not bind.
     #[error(transparent)]
     Bind(#[from] BindError),
+    /// The revocation list could not be read.
+    #[error(transparent)]
+    Store(#[from] flotilla_hub::StoreError),
     /// Signals could not be set up.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -57,6 +65,8 @@ pub struct HubInit {
     pub made: Initialized,
     /// The address recorded in `config.toml`.
     pub listen: SocketAddr,
+    /// The enrollment address recorded in `config.toml`.
+    pub enroll_listen: SocketAddr,
     /// Where the certificates are.
     pub certs: CertPaths,
 }
@@ -80,16 +90,21 @@ pub fn init(
     if !addr.ip().is_unspecified() && !extra.contains(&AltName::Ip(addr.ip())) {
         extra.push(AltName::Ip(addr.ip()));
     }
-    let certs = CertPaths::new(&home.certs_dir);
-    let made = setup::init(&certs, name, extra, now)?;
-    let server = HubServerConfig {
+    let mut server = HubServerConfig {
         name: name.to_owned(),
         listen: addr.to_string(),
+        enroll_listen: None,
+        host_cert_days: None,
     };
+    let enroll_listen = server.enroll_addr().map_err(HubServerError::Listen)?;
+    server.enroll_listen = Some(enroll_listen.to_string());
+    let certs = CertPaths::new(&home.certs_dir);
+    let made = setup::init(&certs, name, extra, now)?;
     write_hub_server(&home.config_file, &server)?;
     Ok(HubInit {
         made,
         listen: addr,
+        enroll_listen,
         certs,
     })
 }
@@ -101,8 +116,9 @@ fn alt_name(s: &str) -> AltName {
     }
 }
 
-/// Runs the hub of `home` until SIGTERM or SIGINT. Logs go to stderr and
-/// `logs/hub.log`.
+/// Runs the hub of `home` until SIGTERM or SIGINT: the main endpoint, the
+/// enrollment listener, and the watcher of the revocation list. Logs go to
+/// stderr and `logs/hub.log`.
 pub async fn run(home: &Home) -> Result<(), HubServerError> {
     home.prepare()?;
     crate::logging::init_named(home, "hub.log")?;
@@ -110,14 +126,42 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
     let server = config
         .hub_server
         .ok_or_else(|| HubServerError::NotInitialized(home.config_file.display().to_string()))?;
-    let addr: SocketAddr = server
-        .listen
-        .parse()
-        .map_err(|_| HubServerError::Listen(server.listen.clone()))?;
-    let quic = setup::hub_server_config(&CertPaths::new(&home.certs_dir), Revocations::new())?;
+    let addr = server.listen_addr().map_err(HubServerError::Listen)?;
+    let enroll_addr = server.enroll_addr().map_err(HubServerError::Listen)?;
+    let certs = CertPaths::new(&home.certs_dir);
+    let (store, list) = enrollment::hub_records(home);
+    let revocations = Revocations::new();
+    list.apply(&revocations)?;
+    let quic = setup::hub_server_config(&certs, revocations.clone())?;
     let endpoint = HubEndpoint::bind(addr, quic, HubHandshake::new(server.name.clone()))?;
-    let bound = endpoint.local_addr()?;
-    tracing::info!(hub = %server.name, listen = %bound, "hub listening");
+    let authority = EnrollAuthority {
+        certs: certs.clone(),
+        store,
+        hub_name: server.name.clone(),
+        hub_addrs: enrollment::dial_pairs(home, &server, &[])
+            .map(|pairs| pairs.into_iter().map(|p| p.hub).collect())
+            .unwrap_or_default(),
+        host_validity: server.host_validity(),
+    };
+    let enroll_quic = setup::enroll_server_config(&certs, revocations.clone())?;
+    let enroller = EnrollServer::bind(enroll_addr, enroll_quic, authority)?;
+    tracing::info!(
+        hub = %server.name,
+        listen = %endpoint.local_addr()?,
+        enroll = %enroller.local_addr()?,
+        "hub listening"
+    );
+    let (stop, stopped) = watch::channel(false);
+    let until_stopped = |mut rx: watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|stop| *stop).await;
+    };
+    let enrolling = tokio::spawn(enroller.run(until_stopped(stopped.clone())));
+    let watching = tokio::spawn(revocation_list::watch(
+        list,
+        revocations,
+        endpoint.live_links(),
+        until_stopped(stopped),
+    ));
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
     endpoint
@@ -126,8 +170,10 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
                 _ = term.recv() => tracing::info!("SIGTERM received"),
                 _ = int.recv() => tracing::info!("SIGINT received"),
             }
+            let _ = stop.send(true);
         })
         .await;
+    let _ = tokio::join!(enrolling, watching);
     tracing::info!("hub stopped");
     Ok(())
 }

@@ -144,6 +144,11 @@ impl CertInfo {
         Ok(info)
     }
 
+    /// Reads the first certificate of a PEM text, which must be a CA's.
+    pub fn ca_from_pem(pem: &str) -> Result<Self, PkiError> {
+        Self::ca_from_der(&der_from_pem(pem)?)
+    }
+
     /// Reads the first certificate of a PEM text.
     pub fn from_pem(pem: &str) -> Result<Self, PkiError> {
         Self::from_der(&der_from_pem(pem)?)

@@ -88,6 +88,8 @@ pub struct Joined {
     /// The hub's main address (`HOST:PORT`) paired with the enrollment
     /// address that answered.
     pub hub_addr: String,
+    /// The enrollment address that answered (`HOST:PORT`, as in the token).
+    pub enroll_addr: String,
 }
 
 /// Enrolls with `token`, sending `csr_pem`; tries each enrollment address
@@ -130,6 +132,7 @@ pub async fn join(
                 return Ok(Joined {
                     issued,
                     hub_addr: hub_addr.clone(),
+                    enroll_addr: enroll_addr.clone(),
                 });
             }
             Err(EnrollClientError::Unreachable { reason, .. }) => last = reason,
