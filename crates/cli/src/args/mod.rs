@@ -95,6 +95,26 @@ pub(crate) enum HubCommand {
     Init(HubInitArgs),
     /// Run the hub in the foreground (logs to stderr; SIGTERM/SIGINT stop it).
     Run,
+    /// Make a single-use enrollment token for HOST (printed alone on stdout).
+    Invite(HubInviteArgs),
+    /// Revoke every certificate issued to HOST; a running hub drops its link.
+    Revoke {
+        /// The host's name.
+        host: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HubInviteArgs {
+    /// The host the token enrolls.
+    pub(crate) host: String,
+    /// How long the token works (e.g. 30m, 1h, 2days).
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = humantime::parse_duration)]
+    pub(crate) ttl: std::time::Duration,
+    /// An address hosts reach the hub by (IP, DNS name, either with :PORT); repeatable.
+    /// Default: [hub_server] listen, else the hub certificate's names.
+    #[arg(long = "addr", value_name = "ADDR")]
+    pub(crate) addrs: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -129,6 +149,11 @@ pub(crate) enum CertsCommand {
 pub(crate) enum HostCommand {
     /// Run the daemon in the foreground (what a service manager runs).
     Run(RunArgs),
+    /// Enroll this host with a token from `flotilla hub invite HOST`.
+    Join {
+        /// The token line (flotilla-enroll-v1:...).
+        token: String,
+    },
     /// Version, uptime, actors, peers and messages.
     Status,
     /// Write a systemd user unit (Linux) or launchd agent (macOS) for this home.
@@ -303,6 +328,24 @@ mod tests {
             Cli::try_parse_from(["flotilla", "roster", "--json", "--home", "/x"]).expect("parse");
         assert!(cli.json);
         assert_eq!(cli.home.as_deref(), Some(std::path::Path::new("/x")));
+    }
+
+    #[test]
+    fn hub_invite_takes_a_ttl_and_repeated_addresses() {
+        let cli = Cli::try_parse_from([
+            "flotilla", "hub", "invite", "laptop", "--ttl", "1s", "--addr", "a", "--addr", "b:1",
+        ])
+        .expect("parse");
+        let Command::Hub(HubCommand::Invite(a)) = cli.command else {
+            panic!("invite")
+        };
+        assert_eq!(a.ttl, std::time::Duration::from_secs(1));
+        assert_eq!(a.addrs, ["a", "b:1"]);
+        let cli = Cli::try_parse_from(["flotilla", "hub", "invite", "laptop"]).expect("parse");
+        let Command::Hub(HubCommand::Invite(a)) = cli.command else {
+            panic!("invite")
+        };
+        assert_eq!(a.ttl, std::time::Duration::from_secs(3600));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 mod certs;
 mod daemon;
 mod doctor;
+mod enroll;
 mod hub;
 mod lanes;
 mod mail;
@@ -53,6 +54,9 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Inbox(a) => mail::inbox(&env, a).await,
         Command::Hub(HubCommand::Init(a)) => hub::init(&env, a),
         Command::Hub(HubCommand::Run) => hub::run(&env).await,
+        Command::Hub(HubCommand::Invite(a)) => enroll::invite(&env, a),
+        Command::Hub(HubCommand::Revoke { host }) => enroll::revoke(&env, &host),
+        Command::Host(HostCommand::Join { token }) => enroll::join(&env, &token).await,
         Command::Certs(CertsCommand::Issue { name, out }) => certs::issue(&env, &name, out),
         Command::Certs(CertsCommand::Show) => certs::show(&env),
         Command::Doctor => doctor::run(&env).await,
