@@ -4,6 +4,7 @@
 
 mod crash;
 mod daemon;
+mod enroll;
 mod hub;
 mod lane_recovery;
 mod lanes;

@@ -416,7 +416,10 @@ mod tests {
             enroll_listen: None,
             host_cert_days: None,
         };
-        assert_eq!(hub.enroll_addr().expect("addr").to_string(), "127.0.0.1:7701");
+        assert_eq!(
+            hub.enroll_addr().expect("addr").to_string(),
+            "127.0.0.1:7701"
+        );
         hub.enroll_listen = Some("0.0.0.0:9".into());
         assert_eq!(hub.enroll_addr().expect("addr").to_string(), "0.0.0.0:9");
         hub.listen = "127.0.0.1:65535".into();
@@ -428,7 +431,11 @@ mod tests {
     fn writing_the_hub_link_replaces_hub_keys_and_keeps_the_rest() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("config.toml");
-        std::fs::write(&path, "# mine\nhub = \"old:1\"\nhub_ping_interval_ms = 100\n").expect("write");
+        std::fs::write(
+            &path,
+            "# mine\nhub = \"old:1\"\nhub_ping_interval_ms = 100\n",
+        )
+        .expect("write");
         let host = HostName::new("laptop").expect("host");
         let link = HubLinkSettings {
             addr: "127.0.0.1:7700",
@@ -452,7 +459,10 @@ mod tests {
         assert_eq!(config.hub.as_deref(), Some("127.0.0.1:7800"));
         assert_eq!(config.hub_enroll_addr().as_deref(), Some("127.0.0.1:7701"));
         assert_eq!(
-            HostConfig::parse("hub = \"h.test:9\"").expect("valid").hub_enroll_addr().as_deref(),
+            HostConfig::parse("hub = \"h.test:9\"")
+                .expect("valid")
+                .hub_enroll_addr()
+                .as_deref(),
             Some("h.test:10")
         );
     }

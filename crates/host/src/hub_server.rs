@@ -71,19 +71,29 @@ pub struct HubInit {
     pub certs: CertPaths,
 }
 
+/// Where `hub init` records the hub listens.
+#[derive(Debug, Clone, Copy)]
+pub struct Listen<'a> {
+    /// The main port, `IP:PORT`.
+    pub main: &'a str,
+    /// The enrollment port, `IP:PORT` (default: the main IP, next port).
+    pub enroll: Option<&'a str>,
+}
+
 /// Makes the CA and the hub's certificate under `home` (refusing if a CA
 /// exists) and records `[hub_server]` in its `config.toml`. The listen
 /// address, if it is a specific IP, is added to the certificate's names.
 pub fn init(
     home: &Home,
     name: &str,
-    listen: &str,
+    listen: Listen<'_>,
     sans: &[String],
     now: SystemTime,
 ) -> Result<HubInit, HubServerError> {
     let addr: SocketAddr = listen
+        .main
         .parse()
-        .map_err(|_| HubServerError::Listen(listen.to_owned()))?;
+        .map_err(|_| HubServerError::Listen(listen.main.to_owned()))?;
     home.prepare()?;
     HostConfig::load(&home.config_file)?;
     let mut extra: Vec<AltName> = sans.iter().map(|s| alt_name(s)).collect();
@@ -93,7 +103,7 @@ pub fn init(
     let mut server = HubServerConfig {
         name: name.to_owned(),
         listen: addr.to_string(),
-        enroll_listen: None,
+        enroll_listen: listen.enroll.map(str::to_owned),
         host_cert_days: None,
     };
     let enroll_listen = server.enroll_addr().map_err(HubServerError::Listen)?;

@@ -115,7 +115,9 @@ async fn serve(incoming: quinn::Incoming, authority: Arc<EnrollAuthority>) {
             .ok()??;
         let reply = answer(&authority, request, certified).await;
         let frame = EnrollFrame::EnrollReply(reply);
-        write_message(&mut send, &frame, MAX_ENROLL_FRAME).await.ok()?;
+        write_message(&mut send, &frame, MAX_ENROLL_FRAME)
+            .await
+            .ok()?;
         send.finish().ok()
     };
     if tokio::time::timeout(REQUEST_TIMEOUT, exchange)

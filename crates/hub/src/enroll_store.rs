@@ -120,7 +120,11 @@ impl EnrollStore {
     }
 
     fn prepare(&self) -> Result<(), StoreError> {
-        for dir in [self.dir.clone(), self.dir.join("used"), self.dir.join("issued")] {
+        for dir in [
+            self.dir.clone(),
+            self.dir.join("used"),
+            self.dir.join("issued"),
+        ] {
             files::ensure_private_dir(&dir)?;
         }
         Ok(())
@@ -191,7 +195,10 @@ mod tests {
         assert!(!text.contains(&format!("{:?}", made.secret)));
         assert!(store.consume(&made.token_id).expect("consume"));
         assert!(!store.consume(&made.token_id).expect("second"));
-        assert_eq!(store.state(&made.token_id).expect("state"), InviteState::Used);
+        assert_eq!(
+            store.state(&made.token_id).expect("state"),
+            InviteState::Used
+        );
         assert_eq!(store.state("../x").expect("state"), InviteState::Unknown);
     }
 
@@ -213,8 +220,12 @@ mod tests {
             issued_unix: 1,
             not_after_unix: 2,
         };
-        store.record_issued("laptop", record.clone()).expect("record");
-        store.record_issued("laptop", record.clone()).expect("record");
+        store
+            .record_issued("laptop", record.clone())
+            .expect("record");
+        store
+            .record_issued("laptop", record.clone())
+            .expect("record");
         assert_eq!(store.issued("laptop").expect("issued").len(), 2);
         assert_eq!(mode(&store.issued_file("laptop")), 0o600);
     }

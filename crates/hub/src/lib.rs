@@ -9,9 +9,9 @@
 //! `flotilla_actors::federation` and trust in `flotilla_actors::tls`; this
 //! crate only drives them.
 
+pub mod endpoint;
 pub mod enroll;
 pub mod enroll_store;
-pub mod endpoint;
 pub mod link;
 pub mod live;
 mod private_file;
@@ -21,6 +21,6 @@ pub mod setup;
 pub mod transport;
 
 pub use endpoint::{BindError, HubEndpoint, LinkEvent};
-pub use private_file::StoreError;
 pub use flotilla_actors::tls::ALPN;
 pub use link::{ConnectError, ConnectOptions, HubSession, SessionError, connect};
+pub use private_file::StoreError;

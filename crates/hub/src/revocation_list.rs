@@ -74,7 +74,9 @@ impl RevocationList {
     /// Loads the file into `revocations`, replacing what it held.
     pub fn apply(&self, revocations: &Revocations) -> Result<usize, StoreError> {
         let entries = self.load()?;
-        let serials = entries.iter().filter_map(|e| e.serial.parse::<Serial>().ok());
+        let serials = entries
+            .iter()
+            .filter_map(|e| e.serial.parse::<Serial>().ok());
         let fingerprints = entries
             .iter()
             .filter_map(|e| e.fingerprint.parse::<Fingerprint>().ok());
@@ -145,7 +147,10 @@ mod tests {
         let revocations = Revocations::new();
         assert_eq!(list.apply(&revocations).expect("apply"), 1);
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(list.path()).expect("meta").permissions().mode();
+        let mode = std::fs::metadata(list.path())
+            .expect("meta")
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
     }
 }

@@ -6,9 +6,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, SystemTime};
 
-use flotilla_actors::federation::enroll::{
-    EnrollRefusalCode, EnrollToken, base64url_encode,
-};
+use flotilla_actors::federation::enroll::{EnrollRefusalCode, EnrollToken, base64url_encode};
 use flotilla_actors::names::HostName;
 use flotilla_actors::pki::{AltName, CertInfo, Subject, make_csr};
 use flotilla_actors::tls::{Revocations, TlsIdentity};
@@ -42,8 +40,8 @@ async fn hub() -> Hub {
         hub_addrs: vec!["127.0.0.1:1".into()],
         host_validity: Duration::from_secs(3600),
     };
-    let server = EnrollServer::bind("127.0.0.1:0".parse().expect("addr"), config, authority)
-        .expect("bind");
+    let server =
+        EnrollServer::bind("127.0.0.1:0".parse().expect("addr"), config, authority).expect("bind");
     let addr = server.local_addr().expect("addr");
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(server.run(async move {
@@ -143,15 +141,24 @@ async fn renewal_signs_for_the_name_in_the_client_certificate() {
     let hub = hub().await;
     let token = hub.token("laptop", Duration::from_secs(60));
     let first = csr("laptop");
-    let joined = client::join(&token, &first.csr_pem, WAIT).await.expect("join");
+    let joined = client::join(&token, &first.csr_pem, WAIT)
+        .await
+        .expect("join");
     let identity = TlsIdentity::from_pem(&joined.issued.cert_pem, &first.key_pem).expect("id");
     let ca = TlsIdentity::from_pem(&joined.issued.ca_pem, &first.key_pem)
         .expect("ca")
         .chain
         .remove(0);
-    let renewed = client::renew(hub.addr, "hub.test", ca, identity, &csr("laptop").csr_pem, WAIT)
-        .await
-        .expect("renew");
+    let renewed = client::renew(
+        hub.addr,
+        "hub.test",
+        ca,
+        identity,
+        &csr("laptop").csr_pem,
+        WAIT,
+    )
+    .await
+    .expect("renew");
     let old = CertInfo::from_pem(&joined.issued.cert_pem).expect("old");
     let new = CertInfo::from_pem(&renewed.cert_pem).expect("new");
     assert_eq!(new.name, "laptop");

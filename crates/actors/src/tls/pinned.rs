@@ -83,12 +83,10 @@ impl ServerCertVerifier for PinnedCaVerifier {
         }
         let mut roots = RootCertStore::empty();
         roots.add(ca.clone().into_owned())?;
-        let webpki = WebPkiServerVerifier::builder_with_provider(
-            Arc::new(roots),
-            self.provider.clone(),
-        )
-        .build()
-        .map_err(general)?;
+        let webpki =
+            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), self.provider.clone())
+                .build()
+                .map_err(general)?;
         webpki.verify_server_cert(end_entity, rest, server_name, ocsp_response, now)
     }
 

@@ -128,6 +128,9 @@ pub(crate) struct HubInitArgs {
     /// Another DNS name or IP address the hub is reached by (repeatable).
     #[arg(long = "san", value_name = "NAME_OR_IP")]
     pub(crate) sans: Vec<String>,
+    /// The UDP address of the enrollment listener (default: --listen's IP, next port).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) enroll_listen: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

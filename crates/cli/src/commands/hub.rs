@@ -14,10 +14,15 @@ use crate::output;
 
 pub(crate) fn init(env: &Env, args: HubInitArgs) -> Result<u8> {
     let now = SystemTime::now();
-    let done = hub_server::init(&env.home, &args.name, &args.listen, &args.sans, now)?;
+    let listen = hub_server::Listen {
+        main: &args.listen,
+        enroll: args.enroll_listen.as_deref(),
+    };
+    let done = hub_server::init(&env.home, &args.name, listen, &args.sans, now)?;
     let next = [
         "flotilla hub run".to_owned(),
-        "for each host: flotilla hub invite HOST, then on that host: flotilla host join TOKEN".to_owned(),
+        "for each host: flotilla hub invite HOST, then on that host: flotilla host join TOKEN"
+            .to_owned(),
     ];
     if env.json {
         output::json(&json!({

@@ -46,7 +46,11 @@ fn pair(host: &str, hub_port: u16, enroll_port: u16) -> DialPair {
 
 /// An `--addr`: `IP`, `NAME`, `IP:PORT`, `[V6]:PORT` or `NAME:PORT`. A
 /// given port is the main port; the enrollment port keeps its offset.
-fn from_override(text: &str, listen: SocketAddr, enroll: SocketAddr) -> Result<DialPair, AddrError> {
+fn from_override(
+    text: &str,
+    listen: SocketAddr,
+    enroll: SocketAddr,
+) -> Result<DialPair, AddrError> {
     let bad = || AddrError::Bad(text.to_owned());
     let offset = i32::from(enroll.port()) - i32::from(listen.port());
     let with_port = |host: &str, port: u16| {
@@ -127,22 +131,34 @@ mod tests {
     }
 
     fn hubs(pairs: &[DialPair]) -> Vec<(&str, &str)> {
-        pairs.iter().map(|p| (p.hub.as_str(), p.enroll.as_str())).collect()
+        pairs
+            .iter()
+            .map(|p| (p.hub.as_str(), p.enroll.as_str()))
+            .collect()
     }
 
     #[test]
     fn a_specific_listen_address_is_dialed_as_is() {
-        let pairs = dial_pairs(addr("10.0.0.1:7700"), addr("0.0.0.0:7701"), &[], &[], &[])
-            .expect("pairs");
+        let pairs =
+            dial_pairs(addr("10.0.0.1:7700"), addr("0.0.0.0:7701"), &[], &[], &[]).expect("pairs");
         assert_eq!(hubs(&pairs), [("10.0.0.1:7700", "10.0.0.1:7701")]);
     }
 
     #[test]
     fn overrides_win_and_keep_the_port_offset() {
-        let overrides = ["hub.lan".to_owned(), "192.0.2.9:9000".into(), "[::1]:80".into()];
-        let pairs =
-            dial_pairs(addr("0.0.0.0:7700"), addr("0.0.0.0:7701"), &overrides, &[], &[])
-                .expect("pairs");
+        let overrides = [
+            "hub.lan".to_owned(),
+            "192.0.2.9:9000".into(),
+            "[::1]:80".into(),
+        ];
+        let pairs = dial_pairs(
+            addr("0.0.0.0:7700"),
+            addr("0.0.0.0:7701"),
+            &overrides,
+            &[],
+            &[],
+        )
+        .expect("pairs");
         assert_eq!(
             hubs(&pairs),
             [
@@ -151,7 +167,13 @@ mod tests {
                 ("[::1]:80", "[::1]:81"),
             ]
         );
-        let bad = dial_pairs(addr("0.0.0.0:1"), addr("0.0.0.0:2"), &["a b".into()], &[], &[]);
+        let bad = dial_pairs(
+            addr("0.0.0.0:1"),
+            addr("0.0.0.0:2"),
+            &["a b".into()],
+            &[],
+            &[],
+        );
         assert_eq!(bad, Err(AddrError::Bad("a b".into())));
     }
 
@@ -159,11 +181,14 @@ mod tests {
     fn all_interfaces_falls_back_to_the_certificate_names_or_says_what_to_pass() {
         let ips = ["192.0.2.1".parse().expect("ip")];
         let dns = ["hub.test".to_owned()];
-        let pairs = dial_pairs(addr("0.0.0.0:7700"), addr("0.0.0.0:7701"), &[], &ips, &dns)
-            .expect("pairs");
+        let pairs =
+            dial_pairs(addr("0.0.0.0:7700"), addr("0.0.0.0:7701"), &[], &ips, &dns).expect("pairs");
         assert_eq!(
             hubs(&pairs),
-            [("192.0.2.1:7700", "192.0.2.1:7701"), ("hub.test:7700", "hub.test:7701")]
+            [
+                ("192.0.2.1:7700", "192.0.2.1:7701"),
+                ("hub.test:7700", "hub.test:7701")
+            ]
         );
         let none = dial_pairs(addr("0.0.0.0:7700"), addr("0.0.0.0:7701"), &[], &[], &[]);
         let err = none.expect_err("no address");

@@ -16,7 +16,9 @@ pub mod renewal;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use flotilla_actors::federation::enroll::{EnrollToken, TokenError, base64url_encode, unix_seconds};
+use flotilla_actors::federation::enroll::{
+    EnrollToken, TokenError, base64url_encode, unix_seconds,
+};
 use flotilla_actors::names::HostName;
 use flotilla_actors::pki::{CertInfo, PkiError, files};
 use flotilla_hub::StoreError;

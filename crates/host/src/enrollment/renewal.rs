@@ -58,11 +58,16 @@ pub async fn renew_if_due(
         .await
         .ok()
         .and_then(|mut a| a.next())
-        .ok_or_else(|| {
-            EnrollmentError::ConfigValue(format!("cannot resolve {}", target.addr))
-        })?;
-    let issued = client::renew(addr, &target.hub_name, ca, identity, &csr.csr_pem, RENEW_TIMEOUT)
-        .await?;
+        .ok_or_else(|| EnrollmentError::ConfigValue(format!("cannot resolve {}", target.addr)))?;
+    let issued = client::renew(
+        addr,
+        &target.hub_name,
+        ca,
+        identity,
+        &csr.csr_pem,
+        RENEW_TIMEOUT,
+    )
+    .await?;
     let renewed = CertInfo::from_pem(&issued.cert_pem)?;
     if renewed.name != current.name {
         return Err(EnrollmentError::ConfigValue(format!(
@@ -104,7 +109,9 @@ pub fn after_link(ctx: &Arc<HostContext>) {
                 "host certificate renewed; the next link uses it"
             ),
             Ok(None) => {}
-            Err(e) => tracing::warn!("certificate renewal failed (retried after the next link): {e}"),
+            Err(e) => {
+                tracing::warn!("certificate renewal failed (retried after the next link): {e}")
+            }
         }
     });
 }

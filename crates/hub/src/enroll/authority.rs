@@ -12,7 +12,7 @@
 use std::time::{Duration, SystemTime};
 
 use flotilla_actors::federation::enroll::{
-    EnrollReply, EnrollRequest, EnrollRefusalCode, IssuedCertificate, decide_enrollment, refused,
+    EnrollRefusalCode, EnrollReply, EnrollRequest, IssuedCertificate, decide_enrollment, refused,
     unix_seconds,
 };
 use flotilla_actors::names::HostName;

@@ -115,7 +115,10 @@ fn each_refusal_has_its_own_code_and_says_what_to_do() {
     let now = UNIX_EPOCH + Duration::from_secs(10);
     let code = |state: &InviteState, req: &EnrollRequest| {
         let refusal = decide_enrollment(state, req, now).expect_err("refused");
-        assert!(refusal.to_string().contains("flotilla hub invite"), "{refusal}");
+        assert!(
+            refusal.to_string().contains("flotilla hub invite"),
+            "{refusal}"
+        );
         refusal.code()
     };
     let right = request(&secret, "laptop");
