@@ -15,7 +15,8 @@ use flotilla_hub::enroll::client::{self, EnrollClientError};
 use flotilla_hub::setup::CertPaths;
 
 use super::EnrollmentError;
-use crate::config::{HostConfig, HubLinkSettings, write_hub_link};
+use super::config_edit::{HubLinkSettings, write_hub_link};
+use crate::config::HostConfig;
 use crate::home::Home;
 
 /// Time allowed for the whole enrollment exchange.

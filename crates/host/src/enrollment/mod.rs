@@ -10,6 +10,7 @@
 //! revocation list are `flotilla_hub`'s. Must not print: the CLI does.
 
 pub mod addrs;
+pub mod config_edit;
 mod join;
 pub mod renewal;
 
