@@ -23,6 +23,7 @@ struct Hub {
     store: EnrollStore,
     addr: SocketAddr,
     fingerprint: String,
+    revocations: std::sync::Arc<Revocations>,
     _stop: oneshot::Sender<()>,
 }
 
@@ -32,7 +33,8 @@ async fn hub() -> Hub {
     let ip = AltName::Ip("127.0.0.1".parse().expect("ip"));
     let made = setup::init(&certs, "hub.test", vec![ip], SystemTime::now()).expect("init");
     let store = EnrollStore::new(dir.path().join("enroll"));
-    let config = setup::enroll_server_config(&certs, Revocations::new()).expect("config");
+    let revocations = Revocations::new();
+    let config = setup::enroll_server_config(&certs, revocations.clone()).expect("config");
     let authority = EnrollAuthority {
         certs,
         store: store.clone(),
@@ -52,6 +54,7 @@ async fn hub() -> Hub {
         store,
         addr,
         fingerprint: made.ca.fingerprint.to_string(),
+        revocations,
         _stop: stop,
     }
 }
@@ -164,4 +167,35 @@ async fn renewal_signs_for_the_name_in_the_client_certificate() {
     assert_eq!(new.name, "laptop");
     assert_ne!(new.serial, old.serial);
     assert_eq!(hub.store.issued("laptop").expect("issued").len(), 2);
+}
+
+#[tokio::test]
+async fn a_revoked_certificate_cannot_renew() {
+    let hub = hub().await;
+    let token = hub.token("laptop", Duration::from_secs(60));
+    let first = csr("laptop");
+    let joined = client::join(&token, &first.csr_pem, WAIT)
+        .await
+        .expect("join");
+    let info = CertInfo::from_pem(&joined.issued.cert_pem).expect("cert");
+    hub.revocations.revoke_fingerprint(info.fingerprint);
+    let identity = TlsIdentity::from_pem(&joined.issued.cert_pem, &first.key_pem).expect("id");
+    let ca = TlsIdentity::from_pem(&joined.issued.ca_pem, &first.key_pem)
+        .expect("ca")
+        .chain
+        .remove(0);
+    let result = client::renew(
+        hub.addr,
+        "hub.test",
+        ca,
+        identity,
+        &csr("laptop").csr_pem,
+        WAIT,
+    )
+    .await;
+    assert!(
+        matches!(result, Err(EnrollClientError::CertificateRefused { .. })),
+        "{result:?}"
+    );
+    assert_eq!(hub.store.issued("laptop").expect("issued").len(), 1);
 }

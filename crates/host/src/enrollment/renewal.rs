@@ -115,3 +115,31 @@ pub fn after_link(ctx: &Arc<HostContext>) {
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use flotilla_actors::pki::{CertificateAuthority, Validity};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_fresh_certificate_is_not_renewed_and_nothing_is_dialed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let certs = CertPaths::new(dir.path());
+        let now = SystemTime::now();
+        let validity = Validity::starting(now, Duration::from_secs(90 * 86_400)).expect("validity");
+        let ca = CertificateAuthority::create("test", validity).expect("ca");
+        let host = HostName::new("laptop").expect("host");
+        let issued = ca.issue(&Subject::host(&host), validity).expect("issue");
+        files::write_certificate(&certs.host_cert(), &issued.cert_pem).expect("cert");
+        let target = RenewTarget {
+            addr: "unresolvable.invalid:1".into(),
+            hub_name: "hub.test".into(),
+        };
+        let renewed = renew_if_due(&certs, &target, now).await.expect("not due");
+        assert!(renewed.is_none());
+        let later = now + Duration::from_secs(61 * 86_400);
+        let due = renew_if_due(&certs, &target, later).await;
+        assert!(due.is_err(), "due, so it tries (and fails) to renew");
+    }
+}
