@@ -5,6 +5,7 @@
 mod crash;
 mod daemon;
 mod discovery;
+mod enroll;
 mod federation;
 mod federation_rules;
 mod hub;

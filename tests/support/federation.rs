@@ -16,7 +16,17 @@ pub const PATIENCE: Duration = Duration::from_secs(30);
 pub fn hub_home() -> (TestHome, String) {
     let hub = TestHome::new();
     let addr = format!("127.0.0.1:{}", free_udp_port());
-    let init = hub.json(&["hub", "init", "--name", "hub.test", "--listen", &addr]);
+    let enroll = format!("127.0.0.1:{}", free_udp_port());
+    let init = hub.json(&[
+        "hub",
+        "init",
+        "--name",
+        "hub.test",
+        "--listen",
+        &addr,
+        "--enroll-listen",
+        &enroll,
+    ]);
     assert_eq!(init["schema"], "flotilla.hub-init.v1");
     assert_eq!(init["listen"], addr.as_str());
     assert!(

@@ -5,9 +5,14 @@
 //! Owns who trusts whom: the hub requires a client certificate that chains
 //! to the CA and is not revoked ([`Revocations`]); a host trusts only the CA
 //! (never the system roots) and checks the hub's name. Also reads the
-//! verified identity of a QUIC peer ([`peer_identity`]). Must not open
+//! verified identity of a QUIC peer ([`peer_identity`]). The enrollment
+//! channel has its own configs ([`enroll_server_config`],
+//! [`enroll_client_config`]): ALPN `flotilla-enroll/1`, a client
+//! certificate optional, and a joining host trusting only the CA pinned by
+//! its token ([`PinnedCaVerifier`]). Must not open
 //! sockets or set QUIC transport parameters: the hub crate does.
 
+mod pinned;
 mod revocation;
 #[cfg(test)]
 mod tests;
@@ -19,6 +24,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{ClientConfig, RootCertStore, ServerConfig};
 
+pub use pinned::PinnedCaVerifier;
 pub use revocation::Revocations;
 
 use crate::pki::{CertInfo, PkiError, files};
@@ -139,6 +145,65 @@ pub fn host_client_config(
         .with_root_certificates(roots(ca)?)
         .with_client_auth_cert(identity.chain, identity.key)?;
     config.alpn_protocols = vec![ALPN.to_vec()];
+    Ok(config)
+}
+
+/// The hub's enrollment server config: TLS 1.3, ALPN `flotilla-enroll/1`,
+/// presenting `identity` (whose chain must end with the CA certificate, so
+/// that a joining host can check the CA's fingerprint). A client
+/// certificate is optional (a joining host has none; a renewing host
+/// presents its current one), but one that is presented must chain to `ca`
+/// and not be revoked.
+pub fn enroll_server_config(
+    ca: &CertificateDer<'static>,
+    identity: TlsIdentity,
+    revocations: Arc<Revocations>,
+) -> Result<ServerConfig, TlsError> {
+    let provider = crypto_provider();
+    let webpki = WebPkiClientVerifier::builder_with_provider(roots(ca)?, provider.clone())
+        .allow_unauthenticated()
+        .build()?;
+    let verifier = Arc::new(revocation::RevocationCheck {
+        inner: webpki,
+        revocations,
+    });
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(identity.chain, identity.key)?;
+    config.alpn_protocols = vec![crate::federation::enroll::ENROLL_ALPN.to_vec()];
+    Ok(config)
+}
+
+/// Whom an enrollment client trusts.
+#[derive(Debug, Clone)]
+pub enum EnrollTrust {
+    /// A joining host: only the CA with the token's fingerprint.
+    Pinned(Arc<PinnedCaVerifier>),
+    /// A renewing host: the CA in its `ca.pem`.
+    Ca(CertificateDer<'static>),
+}
+
+/// A client config for the enrollment channel: TLS 1.3, ALPN
+/// `flotilla-enroll/1`, trusting as `trust` says, presenting `identity` if
+/// given (renewal) and no certificate otherwise (joining).
+pub fn enroll_client_config(
+    trust: EnrollTrust,
+    identity: Option<TlsIdentity>,
+) -> Result<ClientConfig, TlsError> {
+    let builder = ClientConfig::builder_with_provider(crypto_provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])?;
+    let builder = match trust {
+        EnrollTrust::Pinned(verifier) => builder
+            .dangerous()
+            .with_custom_certificate_verifier(verifier),
+        EnrollTrust::Ca(ca) => builder.with_root_certificates(roots(&ca)?),
+    };
+    let mut config = match identity {
+        Some(identity) => builder.with_client_auth_cert(identity.chain, identity.key)?,
+        None => builder.with_no_client_auth(),
+    };
+    config.alpn_protocols = vec![crate::federation::enroll::ENROLL_ALPN.to_vec()];
     Ok(config)
 }
 

@@ -133,6 +133,12 @@ fn classify(err: &anyhow::Error) -> (u8, &'static str, Option<String>, Option<se
                 _ => {}
             }
         }
+        if let Some(found) = cause
+            .downcast_ref::<flotilla_host::enrollment::EnrollmentError>()
+            .and_then(enrollment_code)
+        {
+            return found;
+        }
         if let Some(e) = cause.downcast_ref::<flotilla_actors::names::NameError>() {
             let _ = e;
             return (USAGE, "invalid_name", None, None);
@@ -170,6 +176,36 @@ fn pki_code(e: &flotilla_actors::pki::PkiError) -> Option<Classified> {
         P::InvalidName { .. } => (USAGE, "invalid_name", None, None),
         _ => return None,
     })
+}
+
+fn enrollment_code(e: &flotilla_host::enrollment::EnrollmentError) -> Option<Classified> {
+    use flotilla_actors::federation::enroll::EnrollRefusalCode as R;
+    use flotilla_host::enrollment::EnrollmentError as E;
+    use flotilla_hub::enroll::client::EnrollClientError as C;
+    let (code, name) = match e {
+        E::NotHub(_) => (NOT_FOUND, "no_hub"),
+        E::Addr(_) | E::ConfigValue(_) => (USAGE, "no_address"),
+        E::Token(_) => (USAGE, "invalid_token"),
+        E::NameMismatch { .. } => (REFUSED, "wrong_host"),
+        E::NothingToRevoke(_) => (NOT_FOUND, "not_enrolled"),
+        E::Setup(e) => return setup_code(e),
+        E::Pki(e) => return pki_code(e),
+        E::Client(C::Unreachable { .. }) => (UNAVAILABLE, "hub_unreachable"),
+        E::Client(C::CaMismatch { .. }) => (REFUSED, "ca_mismatch"),
+        E::Client(C::HubCertificate { .. }) => (REFUSED, "hub_certificate"),
+        E::Client(C::CertificateRefused { .. }) => (REFUSED, "certificate_refused"),
+        E::Client(C::Refused { code, .. }) => match code {
+            R::UnknownToken => (NOT_FOUND, "token_unknown"),
+            R::TokenUsed => (CONFLICT, "token_used"),
+            R::TokenExpired => (REFUSED, "token_expired"),
+            R::WrongHost => (REFUSED, "wrong_host"),
+            R::NotAuthenticated => (REFUSED, "not_authenticated"),
+            R::BadRequest => (USAGE, "bad_request"),
+            _ => (FAILED, "hub_failed"),
+        },
+        _ => return None,
+    };
+    Some((code, name, None, None))
 }
 
 /// Prints an error and returns its exit code.

@@ -59,6 +59,10 @@ pub struct HostConfig {
     /// The name the hub's certificate carries; defaults to the host part of
     /// `hub` when that is a DNS name.
     pub hub_name: Option<String>,
+    /// The hub's enrollment address, `HOST:PORT`, where this host renews
+    /// its certificate (written by `host join`); defaults to `hub` with the
+    /// next port.
+    pub hub_enroll: Option<String>,
     /// First delay before reconnecting to the hub, in milliseconds.
     pub hub_reconnect_min_ms: u64,
     /// Longest delay between reconnect attempts, in milliseconds.
@@ -103,6 +107,47 @@ pub struct HubServerConfig {
     /// fingerprint, port), so hosts find it with `--hub auto`.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub advertise: bool,
+    /// The UDP address of its enrollment listener (`hub invite`, `host
+    /// join`, renewals); defaults to `listen`'s IP with the next port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enroll_listen: Option<String>,
+    /// How long the host certificates it issues last, in days (default 90).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cert_days: Option<u64>,
+}
+
+impl HubServerConfig {
+    /// The main listen address.
+    pub fn listen_addr(&self) -> Result<std::net::SocketAddr, String> {
+        self.listen
+            .parse()
+            .map_err(|_| format!("[hub_server] listen = {:?} is not IP:PORT", self.listen))
+    }
+
+    /// The enrollment listen address: `enroll_listen`, else `listen`'s IP
+    /// with the next port.
+    pub fn enroll_addr(&self) -> Result<std::net::SocketAddr, String> {
+        match &self.enroll_listen {
+            Some(text) => text
+                .parse()
+                .map_err(|_| format!("[hub_server] enroll_listen = {text:?} is not IP:PORT")),
+            None => {
+                let listen = self.listen_addr()?;
+                let port = listen.port().checked_add(1).ok_or_else(|| {
+                    "[hub_server] listen uses port 65535; set enroll_listen explicitly".to_owned()
+                })?;
+                Ok(std::net::SocketAddr::new(listen.ip(), port))
+            }
+        }
+    }
+
+    /// How long issued host certificates last.
+    pub fn host_validity(&self) -> Duration {
+        match self.host_cert_days {
+            Some(days) => Duration::from_secs(days.clamp(1, 3650) * 86_400),
+            None => flotilla_actors::pki::HOST_VALIDITY,
+        }
+    }
 }
 
 fn default_queue_ttl_secs() -> u64 {
@@ -127,6 +172,8 @@ impl HubServerConfig {
             queue_max_messages: default_queue_max_messages(),
             queue_max_bytes: default_queue_max_bytes(),
             advertise: true,
+            enroll_listen: None,
+            host_cert_days: None,
         }
     }
 }
@@ -172,6 +219,7 @@ impl Default for HostConfig {
             clis: Default::default(),
             hub: None,
             hub_name: None,
+            hub_enroll: None,
             hub_reconnect_min_ms: 500,
             hub_reconnect_max_ms: 30_000,
             hub_ping_interval_ms: 5_000,
@@ -262,6 +310,17 @@ impl HostConfig {
             }
         };
         Ok(Some(HubTarget { addr, name }))
+    }
+
+    /// Where to renew this host's certificate: `hub_enroll`, else `hub`
+    /// with the next port.
+    pub fn hub_enroll_addr(&self) -> Option<String> {
+        if let Some(addr) = &self.hub_enroll {
+            return Some(addr.clone());
+        }
+        let (host, port) = self.hub.as_deref()?.rsplit_once(':')?;
+        let port = port.parse::<u16>().ok()?.checked_add(1)?;
+        Some(format!("{host}:{port}"))
     }
 
     /// The first and longest delays between attempts to reach the hub.
@@ -385,11 +444,26 @@ mod tests {
     }
 
     #[test]
+    fn the_enrollment_address_defaults_to_the_next_port() {
+        let mut hub = HubServerConfig::new("hub.test".into(), "127.0.0.1:7700".into());
+        assert_eq!(
+            hub.enroll_addr().expect("addr").to_string(),
+            "127.0.0.1:7701"
+        );
+        hub.enroll_listen = Some("0.0.0.0:9".into());
+        assert_eq!(hub.enroll_addr().expect("addr").to_string(), "0.0.0.0:9");
+        hub.listen = "127.0.0.1:65535".into();
+        hub.enroll_listen = None;
+        assert!(hub.enroll_addr().is_err());
+    }
+
+    #[test]
     fn writing_the_hub_server_keeps_the_rest_and_replaces_itself() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("config.toml");
         std::fs::write(&path, "# mine\nname = \"ws\"").expect("write");
         let mut hub = HubServerConfig::new("hub.test".into(), "0.0.0.0:7700".into());
+        hub.enroll_listen = Some("0.0.0.0:7701".into());
         write_hub_server(&path, &hub).expect("append");
         let text = std::fs::read_to_string(&path).expect("read");
         assert!(text.starts_with("# mine\n"), "{text}");

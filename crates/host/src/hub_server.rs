@@ -1,7 +1,8 @@
 //! A home that runs the hub: `flotilla hub init` (the CA, the hub's
 //! certificate and `[hub_server]` in `config.toml`) and `flotilla hub run`
-//! (the hub's endpoint in the foreground until SIGTERM or SIGINT, advertised
-//! over mDNS unless `[hub_server] advertise = false`).
+//! (the hub's endpoint, its enrollment listener and the revocation
+//! watcher, in the foreground until SIGTERM or SIGINT, advertised over
+//! mDNS unless `[hub_server] advertise = false`).
 //!
 //! Owns the glue between a [`Home`] and the hub crate: where the files are
 //! and which config key says where to listen. The certificates are made by
@@ -15,17 +16,21 @@ use flotilla_actors::federation::HubHandshake;
 use flotilla_actors::pki::AltName;
 use flotilla_actors::tls::Revocations;
 use flotilla_hub::control::{self, HubControlError};
-use flotilla_hub::core::{CoreArgs, HubCore, QueueLimits};
+use flotilla_hub::core::{CoreArgs, CoreRef, HubCore, QueueLimits};
 use flotilla_hub::discovery::mdns::MdnsDiscovery;
 use flotilla_hub::discovery::{Addresses, Advertisement, Discovery, Registration};
+use flotilla_hub::enroll::{EnrollAuthority, EnrollServer};
+use flotilla_hub::revocation_list;
 use flotilla_hub::setup::{self, CertPaths, Initialized, SetupError};
 use flotilla_hub::store::{HubStore, HubStoreError};
 use flotilla_hub::view::HubRosterReply;
 use flotilla_hub::{BindError, HubEndpoint};
 use ractor::Actor;
 use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::watch;
 
 use crate::config::{ConfigError, HostConfig, HubServerConfig, write_hub_server};
+use crate::enrollment;
 use crate::home::{Home, HomeError};
 
 /// Why the hub could not be set up or run.
@@ -43,7 +48,7 @@ pub enum HubServerError {
     Setup(#[from] SetupError),
     /// The listen address is not `IP:PORT`.
     #[error(
-        "{0:?} is not a listen address; use IP:PORT, for example 0.0.0.0:7700 (all interfaces) or 127.0.0.1:7700"
+        "{0:?} is not a usable listen address; use IP:PORT, for example 0.0.0.0:7700 (all interfaces) or 127.0.0.1:7700"
     )]
     Listen(String),
     /// This home has no hub.
@@ -54,6 +59,9 @@ pub enum HubServerError {
     /// The endpoint could not bind.
     #[error(transparent)]
     Bind(#[from] BindError),
+    /// The revocation list could not be read.
+    #[error(transparent)]
+    Revocations(#[from] flotilla_hub::StoreError),
     /// Signals or the control socket could not be set up.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -75,8 +83,19 @@ pub struct HubInit {
     pub made: Initialized,
     /// The address recorded in `config.toml`.
     pub listen: SocketAddr,
+    /// The enrollment address recorded in `config.toml`.
+    pub enroll_listen: SocketAddr,
     /// Where the certificates are.
     pub certs: CertPaths,
+}
+
+/// Where `hub init` records the hub listens.
+#[derive(Debug, Clone, Copy)]
+pub struct Listen<'a> {
+    /// The main port, `IP:PORT`.
+    pub main: &'a str,
+    /// The enrollment port, `IP:PORT` (default: the main IP, next port).
+    pub enroll: Option<&'a str>,
 }
 
 /// Makes the CA and the hub's certificate under `home` (refusing if a CA
@@ -85,26 +104,31 @@ pub struct HubInit {
 pub fn init(
     home: &Home,
     name: &str,
-    listen: &str,
+    listen: Listen<'_>,
     sans: &[String],
     now: SystemTime,
 ) -> Result<HubInit, HubServerError> {
     let addr: SocketAddr = listen
+        .main
         .parse()
-        .map_err(|_| HubServerError::Listen(listen.to_owned()))?;
+        .map_err(|_| HubServerError::Listen(listen.main.to_owned()))?;
     home.prepare()?;
     HostConfig::load(&home.config_file)?;
     let mut extra: Vec<AltName> = sans.iter().map(|s| alt_name(s)).collect();
     if !addr.ip().is_unspecified() && !extra.contains(&AltName::Ip(addr.ip())) {
         extra.push(AltName::Ip(addr.ip()));
     }
+    let mut server = HubServerConfig::new(name.to_owned(), addr.to_string());
+    server.enroll_listen = listen.enroll.map(str::to_owned);
+    let enroll_listen = server.enroll_addr().map_err(HubServerError::Listen)?;
+    server.enroll_listen = Some(enroll_listen.to_string());
     let certs = CertPaths::new(&home.certs_dir);
     let made = setup::init(&certs, name, extra, now)?;
-    let server = HubServerConfig::new(name.to_owned(), addr.to_string());
     write_hub_server(&home.config_file, &server)?;
     Ok(HubInit {
         made,
         listen: addr,
+        enroll_listen,
         certs,
     })
 }
@@ -116,8 +140,9 @@ fn alt_name(s: &str) -> AltName {
     }
 }
 
-/// Runs the hub of `home` until SIGTERM or SIGINT. Logs go to stderr and
-/// `logs/hub.log`.
+/// Runs the hub of `home` until SIGTERM or SIGINT: the main endpoint, the
+/// enrollment listener, and the watcher of the revocation list. Logs go to
+/// stderr and `logs/hub.log`.
 pub async fn run(home: &Home) -> Result<(), HubServerError> {
     home.prepare()?;
     crate::logging::init_named(home, "hub.log")?;
@@ -125,11 +150,78 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
     let server = config
         .hub_server
         .ok_or_else(|| HubServerError::NotInitialized(home.config_file.display().to_string()))?;
-    let addr: SocketAddr = server
-        .listen
-        .parse()
-        .map_err(|_| HubServerError::Listen(server.listen.clone()))?;
-    let quic = setup::hub_server_config(&CertPaths::new(&home.certs_dir), Revocations::new())?;
+    let addr = server.listen_addr().map_err(HubServerError::Listen)?;
+    let enroll_addr = server.enroll_addr().map_err(HubServerError::Listen)?;
+    let certs = CertPaths::new(&home.certs_dir);
+    let (enroll_store, list) = enrollment::hub_records(home);
+    let revocations = Revocations::new();
+    list.apply(&revocations)?;
+    let (core, core_task) = start_core(home, &server).await?;
+    let control = control::bind(&hub_socket(home))?;
+    let control_task = tokio::spawn(control::serve(control, core.clone()));
+    let quic = setup::hub_server_config(&certs, revocations.clone())?;
+    let endpoint = HubEndpoint::bind(addr, quic, HubHandshake::new(server.name.clone()))?
+        .with_core(core.clone());
+    let authority = EnrollAuthority {
+        certs: certs.clone(),
+        store: enroll_store,
+        hub_name: server.name.clone(),
+        hub_addrs: enrollment::dial_pairs(home, &server, &[])
+            .map(|pairs| pairs.into_iter().map(|p| p.hub).collect())
+            .unwrap_or_default(),
+        host_validity: server.host_validity(),
+    };
+    let enroll_quic = setup::enroll_server_config(&certs, revocations.clone())?;
+    let enroller = EnrollServer::bind(enroll_addr, enroll_quic, authority)?;
+    let bound = endpoint.local_addr()?;
+    tracing::info!(
+        hub = %server.name,
+        listen = %bound,
+        enroll = %enroller.local_addr()?,
+        "hub listening"
+    );
+    let (stop, stopped) = watch::channel(false);
+    let until_stopped = |mut rx: watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|stop| *stop).await;
+    };
+    let enrolling = tokio::spawn(enroller.run(until_stopped(stopped.clone())));
+    let watching = tokio::spawn(revocation_list::watch(
+        list,
+        revocations,
+        endpoint.live_links(),
+        until_stopped(stopped),
+    ));
+    let advertised = match server.advertise {
+        true => advertise(home, &server.name, bound),
+        false => None,
+    };
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    endpoint
+        .run(async move {
+            tokio::select! {
+                _ = term.recv() => tracing::info!("SIGTERM received"),
+                _ = int.recv() => tracing::info!("SIGINT received"),
+            }
+            let _ = stop.send(true);
+        })
+        .await;
+    if let Some((_mdns, registration)) = advertised {
+        registration.withdraw().await;
+    }
+    control_task.abort();
+    let _ = std::fs::remove_file(hub_socket(home));
+    core.stop(None);
+    let _ = tokio::join!(core_task, enrolling, watching);
+    tracing::info!("hub stopped");
+    Ok(())
+}
+
+/// Opens the hub's store and starts its core.
+async fn start_core(
+    home: &Home,
+    server: &HubServerConfig,
+) -> Result<(CoreRef, tokio::task::JoinHandle<()>), HubServerError> {
     let store = HubStore::open(&hub_store_file(home))?;
     let limits = QueueLimits {
         ttl: Duration::from_secs(server.queue_ttl_secs),
@@ -141,38 +233,9 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
         store,
         limits,
     };
-    let (core, core_task) = Actor::spawn(None, HubCore, args)
+    Actor::spawn(None, HubCore, args)
         .await
-        .map_err(|e| HubServerError::Core(e.to_string()))?;
-    let control = control::bind(&hub_socket(home))?;
-    let control_task = tokio::spawn(control::serve(control, core.clone()));
-    let endpoint = HubEndpoint::bind(addr, quic, HubHandshake::new(server.name.clone()))?
-        .with_core(core.clone());
-    let bound = endpoint.local_addr()?;
-    tracing::info!(hub = %server.name, listen = %bound, "hub listening");
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
-    let advertised = match server.advertise {
-        true => advertise(home, &server.name, bound),
-        false => None,
-    };
-    endpoint
-        .run(async move {
-            tokio::select! {
-                _ = term.recv() => tracing::info!("SIGTERM received"),
-                _ = int.recv() => tracing::info!("SIGINT received"),
-            }
-        })
-        .await;
-    if let Some((_mdns, registration)) = advertised {
-        registration.withdraw().await;
-    }
-    control_task.abort();
-    let _ = std::fs::remove_file(hub_socket(home));
-    core.stop(None);
-    let _ = core_task.await;
-    tracing::info!("hub stopped");
-    Ok(())
+        .map_err(|e| HubServerError::Core(e.to_string()))
 }
 
 /// The hub's store in `home`.

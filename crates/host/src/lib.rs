@@ -7,6 +7,7 @@ pub mod config;
 pub mod context;
 pub mod control;
 pub mod daemon;
+pub mod enrollment;
 pub mod home;
 pub mod hub_link;
 pub mod hub_server;

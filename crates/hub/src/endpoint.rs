@@ -19,6 +19,7 @@ use tokio::sync::broadcast;
 use tokio::task::JoinSet;
 
 use crate::core::CoreRef;
+use crate::live::LiveLinks;
 use crate::session::{self, Shared};
 use crate::transport::close;
 
@@ -130,6 +131,7 @@ impl HubEndpoint {
             events,
             core: None,
             next_link: AtomicU64::new(1),
+            live: Arc::default(),
         });
         Ok(Self { endpoint, shared })
     }
@@ -146,6 +148,11 @@ impl HubEndpoint {
     /// The address hosts should dial.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.endpoint.local_addr()
+    }
+
+    /// The accepted links by host (for closing revoked ones).
+    pub fn live_links(&self) -> Arc<LiveLinks> {
+        self.shared.live.clone()
     }
 
     /// Events from now on.

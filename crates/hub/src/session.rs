@@ -41,6 +41,8 @@ pub(crate) struct Shared {
     pub(crate) core: Option<CoreRef>,
     /// Numbers links, so that a host's old link is told from its new one.
     pub(crate) next_link: AtomicU64,
+    /// Accepted links by host, so revocation can close them.
+    pub(crate) live: std::sync::Arc<crate::live::LiveLinks>,
 }
 
 impl Shared {
@@ -189,6 +191,7 @@ impl Link<'_> {
             remote,
             version: version.clone(),
         });
+        shared.live.register(&identity, &connection);
         let (tx, rx) = mpsc::unbounded_channel();
         let Control { send, mut recv } = control;
         let writer = tokio::spawn(write_frames(send, rx, shared.max_frame));
@@ -217,6 +220,7 @@ impl Link<'_> {
         }
         drop(tx);
         writer.abort();
+        shared.live.unregister(&identity, &connection);
         connection.close(close::NORMAL.into(), b"bye");
         tracing::info!(host = %identity, %reason, "host link closed");
         shared.emit(LinkEvent::Closed {

@@ -281,6 +281,27 @@ pub fn hub_server_config(
     Ok(transport::server_config(tls)?)
 }
 
+/// The hub's enrollment QUIC server config from `paths`: the hub's
+/// certificate followed by the CA's (a joining host checks the CA's
+/// fingerprint), a client certificate optional but checked against the CA
+/// and `revocations` when presented.
+pub fn enroll_server_config(
+    paths: &CertPaths,
+    revocations: Arc<Revocations>,
+) -> Result<quinn::ServerConfig, SetupError> {
+    const HINT: &str = "run `flotilla hub init --name HUB` in this home first";
+    let ca = paths.require("the CA certificate", paths.ca_cert(), HINT)?;
+    let cert = paths.require("the hub certificate", paths.hub_cert(), HINT)?;
+    let key = paths.require("the hub key", paths.hub_key(), HINT)?;
+    let root = files::read_certificates(&ca)?.remove(0);
+    let mut identity = TlsIdentity::load(&cert, &key)?;
+    if identity.chain.last() != Some(&root) {
+        identity.chain.push(root.clone());
+    }
+    let tls = tls::enroll_server_config(&root, identity, revocations)?;
+    Ok(transport::server_config(tls)?)
+}
+
 /// A host's QUIC client config from `paths`: its certificate and key,
 /// trusting only the CA there.
 pub fn host_client_config(paths: &CertPaths) -> Result<quinn::ClientConfig, SetupError> {

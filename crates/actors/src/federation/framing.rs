@@ -6,6 +6,8 @@
 //! `RecvStream`/`SendStream`, a `duplex` in tests); never opens, closes or
 //! times out one: callers do.
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::frames::Frame;
@@ -53,6 +55,16 @@ pub async fn read_frame<R: AsyncRead + Unpin>(
     reader: &mut R,
     limit: usize,
 ) -> Result<Option<Frame>, FramingError> {
+    read_message(reader, limit).await
+}
+
+/// Reads one value of any frame type (the hub link's [`Frame`], the
+/// enrollment channel's `EnrollFrame`) of at most `limit` bytes. `Ok(None)`
+/// when the stream ended cleanly between frames.
+pub async fn read_message<T: DeserializeOwned, R: AsyncRead + Unpin>(
+    reader: &mut R,
+    limit: usize,
+) -> Result<Option<T>, FramingError> {
     let mut header = [0u8; 4];
     let first = reader.read(&mut header).await?;
     if first == 0 {
@@ -83,6 +95,15 @@ pub async fn read_frame<R: AsyncRead + Unpin>(
 pub async fn write_frame<W: AsyncWrite + Unpin>(
     writer: &mut W,
     frame: &Frame,
+    limit: usize,
+) -> Result<(), FramingError> {
+    write_message(writer, frame, limit).await
+}
+
+/// Writes one value of any frame type, refusing one over `limit` bytes.
+pub async fn write_message<T: Serialize, W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    frame: &T,
     limit: usize,
 ) -> Result<(), FramingError> {
     let body = codec::encode(frame)?;

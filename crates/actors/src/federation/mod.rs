@@ -27,6 +27,7 @@
 //!  |<-------- LaneAnswer {call, result} -----|  the requester's groups
 //! ```
 
+pub mod enroll;
 pub mod frames;
 pub mod framing;
 pub mod handshake;
@@ -36,5 +37,7 @@ pub use frames::{
     HelloRefused, LaneAnswer, LaneCall, PROTOCOL_VERSION, Receipt, ReceiptState, RefusalCode,
     RosterDelta, RosterPeer,
 };
-pub use framing::{DEFAULT_MAX_FRAME, FramingError, read_frame, write_frame};
+pub use framing::{
+    DEFAULT_MAX_FRAME, FramingError, read_frame, read_message, write_frame, write_message,
+};
 pub use handshake::{Accepted, HandshakeError, HostHandshake, HubHandshake, Refusal};

@@ -106,8 +106,12 @@ pub struct CertInfo {
     pub name: String,
     /// Every DNS SAN, the name first.
     pub dns_names: Vec<String>,
+    /// The first instant it is valid.
+    pub not_before: SystemTime,
     /// The last instant it is valid.
     pub not_after: SystemTime,
+    /// Its IP address SANs (a hub's, to be dialed).
+    pub ip_addresses: Vec<std::net::IpAddr>,
     /// Its serial number.
     pub serial: Serial,
     /// SHA-256 of its DER.
@@ -140,6 +144,11 @@ impl CertInfo {
         Ok(info)
     }
 
+    /// Reads the first certificate of a PEM text, which must be a CA's.
+    pub fn ca_from_pem(pem: &str) -> Result<Self, PkiError> {
+        Self::ca_from_der(&der_from_pem(pem)?)
+    }
+
     /// Reads the first certificate of a PEM text.
     pub fn from_pem(pem: &str) -> Result<Self, PkiError> {
         Self::from_der(&der_from_pem(pem)?)
@@ -165,15 +174,38 @@ impl CertInfo {
             Err(e) => return Err(PkiError::Parse(e.to_string())),
         };
         let not_after = cert.validity().not_after.timestamp();
+        let not_before = cert.validity().not_before.timestamp();
+        let ip_addresses = match cert.subject_alternative_name() {
+            Ok(Some(san)) => san
+                .value
+                .general_names
+                .iter()
+                .filter_map(|n| match n {
+                    GeneralName::IPAddress(bytes) => ip_of(bytes),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
         Ok(Self {
             name: dns_names.first().cloned().unwrap_or_default(),
             dns_names,
+            not_before: UNIX_EPOCH + Duration::from_secs(u64::try_from(not_before).unwrap_or(0)),
             not_after: UNIX_EPOCH + Duration::from_secs(u64::try_from(not_after).unwrap_or(0)),
+            ip_addresses,
             serial: Serial::from_be_bytes(cert.tbs_certificate.raw_serial()),
             fingerprint: fingerprint(der),
             is_ca: cert.is_ca(),
             public_key: cert.public_key().subject_public_key.data.to_vec(),
         })
+    }
+}
+
+fn ip_of(bytes: &[u8]) -> Option<std::net::IpAddr> {
+    match bytes.len() {
+        4 => <[u8; 4]>::try_from(bytes).ok().map(std::net::IpAddr::from),
+        16 => <[u8; 16]>::try_from(bytes).ok().map(std::net::IpAddr::from),
+        _ => None,
     }
 }
 

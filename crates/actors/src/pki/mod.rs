@@ -26,7 +26,7 @@ pub mod testing;
 use std::time::{Duration, SystemTime};
 
 pub use ca::CertificateAuthority;
-pub use inspect::{CertInfo, Fingerprint, Serial, fingerprint};
+pub use inspect::{CertInfo, Fingerprint, FingerprintError, Serial, fingerprint};
 pub use issue::{AltName, Csr, Issued, Role, Subject, make_csr};
 
 /// How long a host certificate lasts unless the caller says otherwise.

@@ -2,7 +2,8 @@
 //! fingerprint, checked on every new connection.
 //!
 //! Owns the revoked set (shared, changeable while the hub runs, so `hub
-//! revoke` takes effect on the next connection without a restart) and the
+//! revoke` takes effect on the next connection without a restart; the hub
+//! crate reloads it from its persisted list) and the
 //! [`ClientCertVerifier`] wrapper that consults it after WebPKI has verified
 //! the chain. Must not decide trust itself: WebPKI does, this only takes
 //! trust away.
@@ -27,7 +28,7 @@ pub struct Revocations {
 
 #[derive(Debug, Default)]
 struct Revoked {
-    /// Serials, as `hub revoke --serial` names them.
+    /// Serials, as the hub's revocation list records them.
     serials: HashSet<Serial>,
     /// Fingerprints, as `certs show` prints them.
     fingerprints: HashSet<Fingerprint>,
@@ -47,6 +48,18 @@ impl Revocations {
     /// Revokes the certificate with this fingerprint.
     pub fn revoke_fingerprint(&self, fingerprint: Fingerprint) {
         self.write().fingerprints.insert(fingerprint);
+    }
+
+    /// Replaces the whole set, as read again from the hub's revocation
+    /// list.
+    pub fn replace(
+        &self,
+        serials: impl IntoIterator<Item = Serial>,
+        fingerprints: impl IntoIterator<Item = Fingerprint>,
+    ) {
+        let mut revoked = self.write();
+        revoked.serials = serials.into_iter().collect();
+        revoked.fingerprints = fingerprints.into_iter().collect();
     }
 
     /// Whether a DER certificate is revoked. A certificate whose serial

@@ -186,3 +186,115 @@ fn an_empty_chain_has_no_identity() {
         Err(TlsError::NoPeerCertificate)
     ));
 }
+
+/// The enrollment server: the hub's certificate followed by the CA's.
+fn enroll_server(ca: &TestCa, revocations: Arc<Revocations>) -> ServerConfig {
+    let mut identity = ca.hub_identity("hub");
+    identity.chain.push(ca.root());
+    enroll_server_config(&ca.root(), identity, revocations).expect("enroll server config")
+}
+
+fn pinned(expected: crate::pki::Fingerprint) -> (Arc<PinnedCaVerifier>, ClientConfig) {
+    let verifier = PinnedCaVerifier::new(expected);
+    let config =
+        enroll_client_config(EnrollTrust::Pinned(verifier.clone()), None).expect("client config");
+    (verifier, config)
+}
+
+#[test]
+fn a_joining_host_trusts_the_ca_with_the_pinned_fingerprint_without_a_certificate() {
+    let ca = TestCa::new("home");
+    let (verifier, config) = pinned(fingerprint(&ca.root()));
+    let s = handshake(config, enroll_server(&ca, Revocations::new()), "hub").expect("handshake");
+    assert_eq!(
+        s.alpn_protocol(),
+        Some(crate::federation::enroll::ENROLL_ALPN)
+    );
+    assert!(s.peer_certificates().is_none());
+    assert!(!verifier.mismatched());
+}
+
+#[test]
+fn a_pinned_fingerprint_refuses_another_ca_and_records_what_it_saw() {
+    let (ca, other) = (TestCa::new("home"), TestCa::new("other"));
+    let (verifier, config) = pinned(fingerprint(&other.root()));
+    let err =
+        handshake(config, enroll_server(&ca, Revocations::new()), "hub").expect_err("refused");
+    assert_eq!(
+        err,
+        (
+            Side::Client,
+            Error::InvalidCertificate(CertificateError::ApplicationVerificationFailure)
+        )
+    );
+    assert!(verifier.mismatched());
+    assert_eq!(verifier.seen(), Some(fingerprint(&ca.root())));
+}
+
+#[test]
+fn a_pinned_ca_still_checks_the_chain_and_the_hub_name() {
+    let (ca, other) = (TestCa::new("home"), TestCa::new("other"));
+    // The right CA appended to a hub certificate another CA signed.
+    let mut identity = other.hub_identity("hub");
+    identity.chain.push(ca.root());
+    let forged =
+        enroll_server_config(&ca.root(), identity, Revocations::new()).expect("server config");
+    let (_, config) = pinned(fingerprint(&ca.root()));
+    let (side, _) = handshake(config, forged, "hub").expect_err("refused");
+    assert_eq!(side, Side::Client);
+    let (_, config) = pinned(fingerprint(&ca.root()));
+    let err = handshake(config, enroll_server(&ca, Revocations::new()), "elsewhere")
+        .expect_err("refused");
+    assert!(
+        matches!(
+            err,
+            (
+                Side::Client,
+                Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. })
+            )
+        ),
+        "{err:?}"
+    );
+    let no_ca = hub_identity_only(&ca);
+    let (verifier, config) = pinned(fingerprint(&ca.root()));
+    let (side, _) = handshake(config, no_ca, "hub").expect_err("refused");
+    assert_eq!(side, Side::Client);
+    assert_eq!(verifier.seen(), None);
+}
+
+fn hub_identity_only(ca: &TestCa) -> ServerConfig {
+    enroll_server_config(&ca.root(), ca.hub_identity("hub"), Revocations::new())
+        .expect("server config")
+}
+
+#[test]
+fn the_enrollment_server_checks_a_presented_certificate_against_revocation() {
+    let ca = TestCa::new("home");
+    let revocations = Revocations::new();
+    let revoked = ca.issue_host("laptop");
+    revocations.revoke_fingerprint(fingerprint(&revoked.cert_der));
+    let renewing = |issued| {
+        enroll_client_config(
+            EnrollTrust::Ca(ca.root()),
+            Some(crate::pki::testing::identity(issued)),
+        )
+        .expect("client config")
+    };
+    let err = handshake(
+        renewing(&revoked),
+        enroll_server(&ca, revocations.clone()),
+        "hub",
+    )
+    .expect_err("revoked");
+    assert_eq!(
+        err,
+        (
+            Side::Server,
+            Error::InvalidCertificate(CertificateError::Revoked)
+        )
+    );
+    let fresh = ca.issue_host("laptop");
+    let s = handshake(renewing(&fresh), enroll_server(&ca, revocations), "hub").expect("renewing");
+    let chain = s.peer_certificates().expect("client certificate");
+    assert_eq!(identity_of_chain(chain).expect("identity").name, "laptop");
+}

@@ -126,6 +126,26 @@ pub(crate) enum HubCommand {
     Run,
     /// The operator's view of the federation: every host, its link, peers, lanes and queue.
     Roster,
+    /// Make a single-use enrollment token for HOST (printed alone on stdout).
+    Invite(HubInviteArgs),
+    /// Revoke every certificate issued to HOST; a running hub drops its link.
+    Revoke {
+        /// The host's name.
+        host: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HubInviteArgs {
+    /// The host the token enrolls.
+    pub(crate) host: String,
+    /// How long the token works (e.g. 30m, 1h, 2days).
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = humantime::parse_duration)]
+    pub(crate) ttl: std::time::Duration,
+    /// An address hosts reach the hub by (IP, DNS name, either with :PORT); repeatable.
+    /// Default: [hub_server] listen, else the hub certificate's names.
+    #[arg(long = "addr", value_name = "ADDR")]
+    pub(crate) addrs: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -155,6 +175,9 @@ pub(crate) struct HubInitArgs {
     /// Another DNS name or IP address the hub is reached by (repeatable).
     #[arg(long = "san", value_name = "NAME_OR_IP")]
     pub(crate) sans: Vec<String>,
+    /// The UDP address of the enrollment listener (default: --listen's IP, next port).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) enroll_listen: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -176,6 +199,11 @@ pub(crate) enum CertsCommand {
 pub(crate) enum HostCommand {
     /// Run the daemon in the foreground (what a service manager runs).
     Run(RunArgs),
+    /// Enroll this host with a token from `flotilla hub invite HOST`.
+    Join {
+        /// The token line (flotilla-enroll-v1:...).
+        token: String,
+    },
     /// Version, uptime, actors, peers and messages.
     Status,
     /// Write a systemd user unit (Linux) or launchd agent (macOS) for this home.
@@ -374,6 +402,24 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn hub_invite_takes_a_ttl_and_repeated_addresses() {
+        let cli = Cli::try_parse_from([
+            "flotilla", "hub", "invite", "laptop", "--ttl", "1s", "--addr", "a", "--addr", "b:1",
+        ])
+        .expect("parse");
+        let Command::Hub(HubCommand::Invite(a)) = cli.command else {
+            panic!("invite")
+        };
+        assert_eq!(a.ttl, std::time::Duration::from_secs(1));
+        assert_eq!(a.addrs, ["a", "b:1"]);
+        let cli = Cli::try_parse_from(["flotilla", "hub", "invite", "laptop"]).expect("parse");
+        let Command::Hub(HubCommand::Invite(a)) = cli.command else {
+            panic!("invite")
+        };
+        assert_eq!(a.ttl, std::time::Duration::from_secs(3600));
     }
 
     #[test]

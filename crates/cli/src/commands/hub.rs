@@ -14,16 +14,22 @@ use crate::output;
 
 pub(crate) fn init(env: &Env, args: HubInitArgs) -> Result<u8> {
     let now = SystemTime::now();
-    let done = hub_server::init(&env.home, &args.name, &args.listen, &args.sans, now)?;
+    let listen = hub_server::Listen {
+        main: &args.listen,
+        enroll: args.enroll_listen.as_deref(),
+    };
+    let done = hub_server::init(&env.home, &args.name, listen, &args.sans, now)?;
     let next = [
         "flotilla hub run".to_owned(),
-        "for each host: flotilla certs issue --name HOST, then copy host.pem, host.key and ca.pem into that host's certs/".to_owned(),
+        "for each host: flotilla hub invite HOST, then on that host: flotilla host join TOKEN"
+            .to_owned(),
     ];
     if env.json {
         output::json(&json!({
             "schema": "flotilla.hub-init.v1",
             "name": args.name,
             "listen": done.listen.to_string(),
+            "enroll_listen": done.enroll_listen.to_string(),
             "config": env.home.config_file,
             "certs_dir": done.certs.dir,
             "ca": cert_json(&done.made.ca, now),
@@ -32,12 +38,13 @@ pub(crate) fn init(env: &Env, args: HubInitArgs) -> Result<u8> {
         }));
     } else {
         println!(
-            "hub {} initialized in {}\n  CA fingerprint {} (hosts check it)\n  hub certificate valid until {}\n  listens on {} (config.toml [hub_server])\nnext:",
+            "hub {} initialized in {}\n  CA fingerprint {} (hosts check it)\n  hub certificate valid until {}\n  listens on {}, enrollment on {} (config.toml [hub_server])\nnext:",
             args.name,
             done.certs.dir.display(),
             done.made.ca.fingerprint,
             time(done.made.hub.not_after),
-            done.listen
+            done.listen,
+            done.enroll_listen
         );
         for step in next {
             println!("  {step}");

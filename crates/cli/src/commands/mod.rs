@@ -5,6 +5,7 @@ mod certs;
 mod daemon;
 mod discover;
 mod doctor;
+mod enroll;
 mod hub;
 mod lane_client;
 mod lanes;
@@ -57,6 +58,9 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Hub(HubCommand::Init(a)) => hub::init(&env, a),
         Command::Hub(HubCommand::Run) => hub::run(&env).await,
         Command::Hub(HubCommand::Roster) => hub::roster(&env).await,
+        Command::Hub(HubCommand::Invite(a)) => enroll::invite(&env, a),
+        Command::Hub(HubCommand::Revoke { host }) => enroll::revoke(&env, &host),
+        Command::Host(HostCommand::Join { token }) => enroll::join(&env, &token).await,
         Command::Certs(CertsCommand::Issue { name, out }) => certs::issue(&env, &name, out),
         Command::Certs(CertsCommand::Show) => certs::show(&env),
         Command::Discover(a) => discover::run(&env, a).await,

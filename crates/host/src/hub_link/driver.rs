@@ -85,6 +85,7 @@ pub(super) async fn drive(
             Ok(session) => {
                 link.update(|t| t.connected(Timestamp::now()));
                 tracing::info!(hub = %link.settings.target.addr, "hub link up");
+                crate::enrollment::renewal::after_link(&link.ctx);
                 match link.keep(session, &mut stop).await {
                     Some(error) => error,
                     None => return,
