@@ -230,3 +230,49 @@ fn messages_for_an_offline_host_wait_at_the_hub_through_a_kill_and_arrive_in_ord
     assert!(inbox(&work, "builder").is_empty());
     stop_child(&mut server);
 }
+
+#[test]
+fn a_full_queue_at_the_hub_is_an_error_the_sender_sees_at_once() {
+    let (hub, addr) = hub_home();
+    let config = std::fs::read_to_string(hub.path().join("config.toml")).expect("config");
+    // [hub_server] is the last table `hub init` writes.
+    hub.write_config(&format!("{config}queue_max_messages = 2\n"));
+    let mut server = run_hub(&hub);
+    let mut laptop = host_home(&hub, "laptop", &addr);
+    let mut work = host_home(&hub, "work", &addr);
+    start(&mut laptop, "laptop");
+    start(&mut work, "work");
+    laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
+    work.ok(&["peer", "join", "builder", "-g", "proj"]);
+    wait_visible(&laptop, "lead", "work/builder");
+    work.ok(&["down"]);
+    wait_until("work to be offline at the hub", PATIENCE, || {
+        let roster = hub.json(&["hub", "roster"]);
+        roster["hosts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|h| h["host"] == "work" && h["state"] == "offline")
+    });
+    for i in 1..=2 {
+        let sent = laptop.json(&[
+            "send",
+            "--as",
+            "lead",
+            "--to",
+            "work/builder",
+            &format!("m{i}"),
+        ]);
+        assert_eq!(sent["remote"][0]["state"], "queued", "{sent}");
+    }
+    let refused = laptop.fails(&["send", "--as", "lead", "--to", "work/builder", "m3"], 5);
+    assert!(refused.contains("full"), "{refused}");
+    assert!(refused.contains("queue_max_messages"), "{refused}");
+    let states = outbox_states(&laptop, "lead");
+    assert_eq!(
+        states.iter().filter(|s| s.ends_with("=dropped")).count(),
+        1,
+        "{states:?}"
+    );
+    stop_child(&mut server);
+}

@@ -95,13 +95,22 @@ pub struct HubServerConfig {
     pub listen: String,
     /// A message queued for an offline host is dropped after this many
     /// seconds (default 7 days); its sender's outbox shows why.
-    #[serde(default = "default_queue_ttl_secs")]
+    #[serde(
+        default = "default_queue_ttl_secs",
+        skip_serializing_if = "is_default_queue_ttl"
+    )]
     pub queue_ttl_secs: u64,
     /// Most messages queued at the hub per offline host.
-    #[serde(default = "default_queue_max_messages")]
+    #[serde(
+        default = "default_queue_max_messages",
+        skip_serializing_if = "is_default_queue_max_messages"
+    )]
     pub queue_max_messages: u64,
     /// Most bytes (bodies and summaries) queued at the hub per offline host.
-    #[serde(default = "default_queue_max_bytes")]
+    #[serde(
+        default = "default_queue_max_bytes",
+        skip_serializing_if = "is_default_queue_max_bytes"
+    )]
     pub queue_max_bytes: u64,
     /// Whether `hub run` advertises the hub over mDNS (name, CA
     /// fingerprint, port), so hosts find it with `--hub auto`.
@@ -160,6 +169,18 @@ fn default_queue_max_messages() -> u64 {
 
 fn default_queue_max_bytes() -> u64 {
     256 * 1024 * 1024
+}
+
+fn is_default_queue_ttl(v: &u64) -> bool {
+    *v == default_queue_ttl_secs()
+}
+
+fn is_default_queue_max_messages(v: &u64) -> bool {
+    *v == default_queue_max_messages()
+}
+
+fn is_default_queue_max_bytes(v: &u64) -> bool {
+    *v == default_queue_max_bytes()
 }
 
 impl HubServerConfig {

@@ -20,4 +20,5 @@ pub mod router;
 pub mod service;
 pub mod status;
 pub mod supervisor;
+mod verdict;
 pub mod watchdog;

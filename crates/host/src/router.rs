@@ -89,11 +89,18 @@ impl Actor for Router {
         ctx: &mut Arc<HostContext>,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            RouterMsg::Send(args, reply) => deliver(ctx, admit_send(ctx, args), reply).await,
-            RouterMsg::Broadcast(args, reply) => {
-                deliver(ctx, admit_broadcast(ctx, args), reply).await
+            RouterMsg::Send(args, reply) => {
+                let admitted = admit_send(ctx, args);
+                deliver(ctx, admitted, reply).await
             }
-            RouterMsg::Reply(args, reply) => deliver(ctx, admit_reply(ctx, args), reply).await,
+            RouterMsg::Broadcast(args, reply) => {
+                let admitted = admit_broadcast(ctx, args);
+                deliver(ctx, admitted, reply).await
+            }
+            RouterMsg::Reply(args, reply) => {
+                let admitted = admit_reply(ctx, args);
+                deliver(ctx, admitted, reply).await
+            }
             RouterMsg::Fetch(name, limit, reply) => {
                 let _ = reply.send(fetch(ctx, &name, limit));
             }
@@ -261,9 +268,11 @@ fn admit_reply(ctx: &HostContext, args: ReplyArgs) -> Result<Admitted, ControlEr
     })
 }
 
-/// Queues an admitted message and answers once it is on disk.
+/// Queues an admitted message and answers once it is on disk (and, for
+/// recipients on other hosts while the hub link is up, once the hub has it
+/// or refused it).
 async fn deliver(
-    ctx: &HostContext,
+    ctx: &Arc<HostContext>,
     admitted: Result<Admitted, ControlError>,
     reply: Reply<SendReply>,
 ) {
@@ -287,13 +296,19 @@ async fn deliver(
     };
     match ctx.commit.submit_accept(message).await {
         Ok(pending) => {
+            let ctx = ctx.clone();
             tokio::spawn(async move {
-                let _ = reply.send(
-                    pending
-                        .await
-                        .map(|o| send_reply(id, o))
-                        .map_err(store_error),
-                );
+                let sent = pending
+                    .await
+                    .map(|o| send_reply(id, o))
+                    .map_err(store_error);
+                let sent = match sent {
+                    Ok(r) if r.recipients.iter().any(|p| !ctx.is_local(p)) => {
+                        crate::verdict::await_hub(&ctx, r).await
+                    }
+                    other => other,
+                };
+                let _ = reply.send(sent);
             });
         }
         Err(e) => {
@@ -313,6 +328,7 @@ fn send_reply(id: MessageId, outcome: AcceptOutcome) -> SendReply {
         seq: record.seq,
         sent_at: record.sent_at,
         duplicate,
+        remote: Vec::new(),
     }
 }
 

@@ -368,6 +368,11 @@ pub struct SendReply {
     pub sent_at: Timestamp,
     /// True when this id had been accepted before (a retry); nothing new was stored.
     pub duplicate: bool,
+    /// Recipients on other hosts and where the message stands for each when
+    /// the answer left (`queued` at the hub, or `accepted` here while the
+    /// hub link is down; `flotilla outbox` follows them).
+    #[serde(default)]
+    pub remote: Vec<crate::store::RecipientState>,
 }
 
 /// Arguments of `inbox.fetch`.

@@ -323,6 +323,17 @@ impl Store {
         Ok(out)
     }
 
+    /// One sent message's outbox entry.
+    pub fn outbox_entry(&self, id: &MessageId) -> Result<Option<OutboxEntry>, StoreError> {
+        let txn = self.db().begin_read()?;
+        let table = txn.open_table(OUTGOING)?;
+        let got = table.get(id.as_str())?;
+        Ok(match got {
+            Some(v) => Some(codec::decode(v.value(), RECORD_LIMIT)?),
+            None => None,
+        })
+    }
+
     /// How many messages wait to be handed to the hub.
     pub fn outbox_depth(&self) -> Result<u64, StoreError> {
         use redb::ReadableTableMetadata;

@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::Result;
 use flotilla_actors::names::{GroupName, MessageId, PeerName};
 use flotilla_actors::protocol::{self, InboxAckArgs, InboxFetchArgs, Op, SendReply};
+use flotilla_actors::store::DeliveryState;
 use flotilla_host::client::{ClientError, ControlClient};
 
 use super::{Env, message_text};
@@ -62,6 +63,26 @@ fn print_sent(env: &Env, reply: &SendReply) {
         println!("sent {}{dup}: nobody else is in that group yet", reply.id);
     } else {
         println!("sent {} to {}{dup}", reply.id, to.join(", "));
+    }
+    let waiting = reply
+        .remote
+        .iter()
+        .filter(|r| r.state == DeliveryState::Accepted)
+        .count();
+    let queued = reply
+        .remote
+        .iter()
+        .filter(|r| r.state == DeliveryState::Queued)
+        .count();
+    if queued > 0 {
+        println!(
+            "  {queued} recipient(s) on other hosts: on the hub, delivered when their host is linked"
+        );
+    }
+    if waiting > 0 {
+        println!(
+            "  {waiting} recipient(s) on other hosts: kept here until the hub link is up (`flotilla outbox --as NAME`)"
+        );
     }
 }
 
