@@ -96,4 +96,6 @@ fn hub_init_refuses_to_replace_a_ca_and_issue_needs_one() {
     assert!(stderr.contains("flotilla hub init"), "{stderr}");
     let stderr = empty.fails(&["hub", "run"], 4);
     assert!(stderr.contains("hub init"), "{stderr}");
+    let stderr = hub.fails(&["hub", "roster"], 3);
+    assert!(stderr.contains("flotilla hub run"), "{stderr}");
 }
