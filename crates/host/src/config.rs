@@ -81,6 +81,10 @@ pub struct HostConfig {
     /// The groups whose peers may place lanes here; a requester must be in
     /// one of them (`--allow-remote-groups`).
     pub allow_remote_groups: Vec<String>,
+    /// Whether the daemon advertises this host over mDNS
+    /// (`_flotilla-host._udp.local.`: its name and CA fingerprint), so
+    /// `flotilla discover` lists it. Off by default.
+    pub advertise: bool,
     /// This home's hub, when it runs one (`[hub_server]`, written by `hub init`).
     pub hub_server: Option<HubServerConfig>,
 }
@@ -248,6 +252,7 @@ impl Default for HostConfig {
             hub_startup_retry_ms: vec![30_000, 60_000, 120_000, 300_000],
             allow_remote_lanes: Vec::new(),
             allow_remote_groups: Vec::new(),
+            advertise: false,
             hub_server: None,
         }
     }
