@@ -74,3 +74,35 @@ fn host_install_writes_and_uninstall_removes_the_unit() {
     assert_eq!(removed["existed"], Value::Bool(true));
     assert!(!path.exists());
 }
+
+#[test]
+fn hub_install_writes_a_unit_that_runs_the_hub_next_to_the_host_one() {
+    let home = TestHome::new();
+    let user_home = tempfile::tempdir().expect("home");
+    let run = |args: &[&str]| {
+        let out = home
+            .command(args)
+            .env("HOME", user_home.path())
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).expect("json")
+    };
+    let hub = run(&["hub", "install", "--json"]);
+    let host = run(&["host", "install", "--dry-run", "--json"]);
+    assert_ne!(
+        hub["path"], host["path"],
+        "a hub and a host of one home coexist"
+    );
+    let path = std::path::PathBuf::from(hub["path"].as_str().expect("path"));
+    let text = std::fs::read_to_string(&path).expect("unit written");
+    assert!(text.contains("hub") && text.contains(&home.path().display().to_string()));
+    assert!(!text.contains("{{"), "{text}");
+    let removed = run(&["hub", "uninstall", "--json"]);
+    assert_eq!(removed["existed"], Value::Bool(true));
+    assert!(!path.exists());
+}

@@ -104,11 +104,7 @@ pub async fn run(home: Home, options: DaemonOptions) -> Result<(), DaemonError> 
         .await
         .map_err(|e| DaemonError::Start(e.to_string()))?;
     tracing::info!(host = %host, pid = std::process::id(), version = crate::status::VERSION, "daemon started");
-    let advertised = ctx
-        .config
-        .advertise
-        .then(|| advertise(&ctx))
-        .flatten();
+    let advertised = ctx.config.advertise.then(|| advertise(&ctx)).flatten();
     wait_for_stop(&ctx).await?;
     if let Some((_mdns, registration)) = advertised {
         registration.withdraw().await;

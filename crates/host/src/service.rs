@@ -1,5 +1,6 @@
 //! Service files: a systemd user unit (Linux) or a launchd agent (macOS)
-//! that runs `flotilla host run`, rendered from the templates in `deploy/`.
+//! that runs `flotilla host run` or `flotilla hub run`, rendered from the
+//! templates in `deploy/`.
 //!
 //! Rendering is pure and tested; installing only writes or removes the one
 //! file (it never starts anything: the printed next steps do).
@@ -31,6 +32,31 @@ impl Platform {
     }
 }
 
+/// What the service runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServiceRole {
+    /// The host daemon (`host run`).
+    Host,
+    /// The hub (`hub run`).
+    Hub,
+}
+
+impl ServiceRole {
+    fn command(self) -> &'static str {
+        match self {
+            Self::Host => "host",
+            Self::Hub => "hub",
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Self::Host => "host daemon",
+            Self::Hub => "hub",
+        }
+    }
+}
+
 /// A rendered service file and where it goes.
 #[derive(Debug, Clone)]
 pub struct ServiceFile {
@@ -48,15 +74,23 @@ pub struct ServiceFile {
     pub disable: Vec<String>,
 }
 
-/// Renders the service file that runs `exe host run` for `home`.
-/// `user_home` is the user's home directory (where service managers look).
-pub fn render(platform: Platform, exe: &Path, home: &Home, user_home: &Path) -> ServiceFile {
+/// Renders the service file that runs `exe host run` (or `hub run`) for
+/// `home`. `user_home` is the user's home directory (where service managers
+/// look).
+pub fn render(
+    role: ServiceRole,
+    platform: Platform,
+    exe: &Path,
+    home: &Home,
+    user_home: &Path,
+) -> ServiceFile {
     let mut args = vec![exe.display().to_string()];
     if let Some(root) = &home.root {
         args.push("--home".into());
         args.push(root.display().to_string());
     }
-    args.extend(["host".into(), "run".into()]);
+    let kind = role.command();
+    args.extend([kind.into(), "run".into()]);
     let suffix = home
         .root
         .as_ref()
@@ -64,11 +98,12 @@ pub fn render(platform: Platform, exe: &Path, home: &Home, user_home: &Path) -> 
     match platform {
         Platform::Systemd => {
             let name = match &suffix {
-                Some(s) => format!("flotilla-host-{s}.service"),
-                None => "flotilla-host.service".into(),
+                Some(s) => format!("flotilla-{kind}-{s}.service"),
+                None => format!("flotilla-{kind}.service"),
             };
             let exec: Vec<String> = args.iter().map(|a| systemd_quote(a)).collect();
             let contents = SYSTEMD_TEMPLATE
+                .replace("{{WHAT}}", role.what())
                 .replace("{{LABEL}}", &home.label())
                 .replace("{{EXEC}}", &exec.join(" "));
             ServiceFile {
@@ -85,8 +120,8 @@ pub fn render(platform: Platform, exe: &Path, home: &Home, user_home: &Path) -> 
         }
         Platform::Launchd => {
             let name = match &suffix {
-                Some(s) => format!("dev.flotilla.host.{s}"),
-                None => "dev.flotilla.host".into(),
+                Some(s) => format!("dev.flotilla.{kind}.{s}"),
+                None => format!("dev.flotilla.{kind}"),
             };
             let items: Vec<String> = args
                 .iter()
@@ -165,6 +200,7 @@ mod tests {
     fn systemd_unit_runs_the_daemon_for_the_home() {
         let home = Home::at("/srv/my home");
         let unit = render(
+            ServiceRole::Host,
             Platform::Systemd,
             Path::new("/usr/bin/flotilla"),
             &home,
@@ -187,6 +223,7 @@ mod tests {
     fn launchd_agent_is_valid_looking_xml() {
         let home = Home::at("/Users/u/fl<o>");
         let agent = render(
+            ServiceRole::Host,
             Platform::Launchd,
             Path::new("/opt/flotilla"),
             &home,
@@ -218,12 +255,26 @@ mod tests {
             certs_dir: "/h/.config/flotilla/certs".into(),
         };
         let unit = render(
+            ServiceRole::Host,
             Platform::Systemd,
             Path::new("/bin/flotilla"),
             &home,
             Path::new("/h"),
         );
         assert_eq!(unit.name, "flotilla-host.service");
+        let hub = render(
+            ServiceRole::Hub,
+            Platform::Systemd,
+            Path::new("/bin/flotilla"),
+            &home,
+            Path::new("/h"),
+        );
+        assert_eq!(hub.name, "flotilla-hub.service");
+        assert!(
+            hub.contents
+                .contains("ExecStart=\"/bin/flotilla\" \"hub\" \"run\"")
+        );
+        assert!(hub.contents.contains("Description=Flotilla hub ("));
         assert!(
             unit.contents
                 .contains("ExecStart=\"/bin/flotilla\" \"host\" \"run\"")

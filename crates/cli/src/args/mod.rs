@@ -124,6 +124,10 @@ pub(crate) enum HubCommand {
     Init(HubInitArgs),
     /// Run the hub in the foreground (logs to stderr; SIGTERM/SIGINT stop it).
     Run,
+    /// Write a systemd user unit (Linux) or launchd agent (macOS) that runs this home's hub.
+    Install(ServiceArgs),
+    /// Remove the service file written by `hub install`.
+    Uninstall(ServiceArgs),
     /// The operator's view of the federation: every host, its link, peers, lanes and queue.
     Roster,
     /// Make a single-use enrollment token for HOST (printed alone on stdout).

@@ -192,7 +192,7 @@ pub(crate) async fn status(env: &Env) -> Result<u8> {
     Ok(OK)
 }
 
-fn service_file(env: &Env) -> Result<service::ServiceFile> {
+fn service_file(env: &Env, role: service::ServiceRole) -> Result<service::ServiceFile> {
     let exe = std::env::current_exe().context("cannot find the flotilla executable")?;
     let user_home = std::env::var_os("HOME")
         .map(std::path::PathBuf::from)
@@ -203,6 +203,7 @@ fn service_file(env: &Env) -> Result<service::ServiceFile> {
             )
         })?;
     Ok(service::render(
+        role,
         Platform::current(),
         &exe,
         &env.home,
@@ -210,8 +211,8 @@ fn service_file(env: &Env) -> Result<service::ServiceFile> {
     ))
 }
 
-pub(crate) fn install(env: &Env, args: ServiceArgs) -> Result<u8> {
-    let file = service_file(env)?;
+pub(crate) fn install(env: &Env, args: ServiceArgs, role: service::ServiceRole) -> Result<u8> {
+    let file = service_file(env, role)?;
     if !args.dry_run {
         service::install(&file).with_context(|| format!("cannot write {}", file.path.display()))?;
     }
@@ -234,8 +235,8 @@ pub(crate) fn install(env: &Env, args: ServiceArgs) -> Result<u8> {
     Ok(OK)
 }
 
-pub(crate) fn uninstall(env: &Env, args: ServiceArgs) -> Result<u8> {
-    let file = service_file(env)?;
+pub(crate) fn uninstall(env: &Env, args: ServiceArgs, role: service::ServiceRole) -> Result<u8> {
+    let file = service_file(env, role)?;
     let existed = if args.dry_run {
         file.path.exists()
     } else {

@@ -17,6 +17,7 @@ use std::io::Read;
 use anyhow::{Context, Result};
 use flotilla_host::client::ControlClient;
 use flotilla_host::home::Home;
+use flotilla_host::service::ServiceRole;
 
 use crate::args::{CertsCommand, Cli, Command, HostCommand, HubCommand};
 use crate::exit::CliError;
@@ -45,8 +46,10 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Down => daemon::down(&env).await,
         Command::Host(HostCommand::Run(a)) => daemon::run(&env, a).await,
         Command::Host(HostCommand::Status) => daemon::status(&env).await,
-        Command::Host(HostCommand::Install(a)) => daemon::install(&env, a),
-        Command::Host(HostCommand::Uninstall(a)) => daemon::uninstall(&env, a),
+        Command::Host(HostCommand::Install(a)) => daemon::install(&env, a, ServiceRole::Host),
+        Command::Host(HostCommand::Uninstall(a)) => daemon::uninstall(&env, a, ServiceRole::Host),
+        Command::Hub(HubCommand::Install(a)) => daemon::install(&env, a, ServiceRole::Hub),
+        Command::Hub(HubCommand::Uninstall(a)) => daemon::uninstall(&env, a, ServiceRole::Hub),
         Command::Peer(c) => peers::peer(&env, c).await,
         Command::Peers(a) => peers::list(&env, a).await,
         Command::Roster(a) => peers::roster(&env, a.all).await,
