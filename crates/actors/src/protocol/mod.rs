@@ -14,6 +14,7 @@ mod lines;
 mod ops;
 mod outbox;
 mod remote;
+mod status;
 
 pub use error::{ControlError, ErrorCode};
 pub use lanes::*;
@@ -21,6 +22,7 @@ pub use lines::{LineError, read_line};
 pub use ops::*;
 pub use outbox::*;
 pub use remote::*;
+pub use status::*;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

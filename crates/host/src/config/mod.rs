@@ -8,6 +8,10 @@ use std::time::Duration;
 use flotilla_actors::names::HostName;
 use serde::{Deserialize, Serialize};
 
+mod hub_server;
+
+pub use hub_server::{HubServerConfig, write_hub_server};
+
 /// Largest message body by default: 1 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 1024 * 1024;
 
@@ -87,128 +91,6 @@ pub struct HostConfig {
     pub advertise: bool,
     /// This home's hub, when it runs one (`[hub_server]`, written by `hub init`).
     pub hub_server: Option<HubServerConfig>,
-}
-
-/// The hub run from this home (`flotilla hub run`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HubServerConfig {
-    /// The hub's name: the DNS name in its certificate, which hosts dial.
-    pub name: String,
-    /// The UDP address it listens on.
-    pub listen: String,
-    /// A message queued for an offline host is dropped after this many
-    /// seconds (default 7 days); its sender's outbox shows why.
-    #[serde(
-        default = "default_queue_ttl_secs",
-        skip_serializing_if = "is_default_queue_ttl"
-    )]
-    pub queue_ttl_secs: u64,
-    /// Most messages queued at the hub per offline host.
-    #[serde(
-        default = "default_queue_max_messages",
-        skip_serializing_if = "is_default_queue_max_messages"
-    )]
-    pub queue_max_messages: u64,
-    /// Most bytes (bodies and summaries) queued at the hub per offline host.
-    #[serde(
-        default = "default_queue_max_bytes",
-        skip_serializing_if = "is_default_queue_max_bytes"
-    )]
-    pub queue_max_bytes: u64,
-    /// Whether `hub run` advertises the hub over mDNS (name, CA
-    /// fingerprint, port), so hosts find it with `--hub auto`.
-    #[serde(default = "yes", skip_serializing_if = "is_true")]
-    pub advertise: bool,
-    /// The UDP address of its enrollment listener (`hub invite`, `host
-    /// join`, renewals); defaults to `listen`'s IP with the next port.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enroll_listen: Option<String>,
-    /// How long the host certificates it issues last, in days (default 90).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host_cert_days: Option<u64>,
-}
-
-impl HubServerConfig {
-    /// The main listen address.
-    pub fn listen_addr(&self) -> Result<std::net::SocketAddr, String> {
-        self.listen
-            .parse()
-            .map_err(|_| format!("[hub_server] listen = {:?} is not IP:PORT", self.listen))
-    }
-
-    /// The enrollment listen address: `enroll_listen`, else `listen`'s IP
-    /// with the next port.
-    pub fn enroll_addr(&self) -> Result<std::net::SocketAddr, String> {
-        match &self.enroll_listen {
-            Some(text) => text
-                .parse()
-                .map_err(|_| format!("[hub_server] enroll_listen = {text:?} is not IP:PORT")),
-            None => {
-                let listen = self.listen_addr()?;
-                let port = listen.port().checked_add(1).ok_or_else(|| {
-                    "[hub_server] listen uses port 65535; set enroll_listen explicitly".to_owned()
-                })?;
-                Ok(std::net::SocketAddr::new(listen.ip(), port))
-            }
-        }
-    }
-
-    /// How long issued host certificates last.
-    pub fn host_validity(&self) -> Duration {
-        match self.host_cert_days {
-            Some(days) => Duration::from_secs(days.clamp(1, 3650) * 86_400),
-            None => flotilla_actors::pki::HOST_VALIDITY,
-        }
-    }
-}
-
-fn default_queue_ttl_secs() -> u64 {
-    7 * 24 * 3600
-}
-
-fn default_queue_max_messages() -> u64 {
-    10_000
-}
-
-fn default_queue_max_bytes() -> u64 {
-    256 * 1024 * 1024
-}
-
-fn is_default_queue_ttl(v: &u64) -> bool {
-    *v == default_queue_ttl_secs()
-}
-
-fn is_default_queue_max_messages(v: &u64) -> bool {
-    *v == default_queue_max_messages()
-}
-
-fn is_default_queue_max_bytes(v: &u64) -> bool {
-    *v == default_queue_max_bytes()
-}
-
-impl HubServerConfig {
-    /// A hub named `name` listening on `listen`, other keys at their defaults.
-    pub fn new(name: String, listen: String) -> Self {
-        Self {
-            name,
-            listen,
-            queue_ttl_secs: default_queue_ttl_secs(),
-            queue_max_messages: default_queue_max_messages(),
-            queue_max_bytes: default_queue_max_bytes(),
-            advertise: true,
-            enroll_listen: None,
-            host_cert_days: None,
-        }
-    }
-}
-
-fn yes() -> bool {
-    true
-}
-
-fn is_true(b: &bool) -> bool {
-    *b
 }
 
 /// `hub = "auto"`: find the hub of this home's CA over mDNS.
@@ -385,37 +267,6 @@ impl HostConfig {
     pub fn watchdog_timeout(&self) -> Duration {
         Duration::from_millis(self.watchdog_timeout_ms.max(10))
     }
-}
-
-/// Records this home's hub in `config.toml` (`[hub_server]`): appended to
-/// the file, keeping what is there; an existing `[hub_server]` is replaced.
-pub fn write_hub_server(path: &Path, hub: &HubServerConfig) -> Result<(), ConfigError> {
-    let read_error = |source| ConfigError::Read {
-        path: path.display().to_string(),
-        source,
-    };
-    let current = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(read_error(e)),
-    };
-    let mut config = HostConfig::parse(&current).map_err(|message| ConfigError::Parse {
-        path: path.display().to_string(),
-        message,
-    })?;
-    let table = toml::to_string(hub).unwrap_or_default();
-    let text = if config.hub_server.is_some() {
-        config.hub_server = Some(hub.clone());
-        toml::to_string(&config).unwrap_or_default()
-    } else {
-        let sep = if current.is_empty() || current.ends_with('\n') {
-            ""
-        } else {
-            "\n"
-        };
-        format!("{current}{sep}\n[hub_server]\n{table}")
-    };
-    std::fs::write(path, text).map_err(read_error)
 }
 
 /// The machine's hostname, cleaned into a host name.

@@ -1,0 +1,94 @@
+//! The hub's, the certificates' and discovery's arguments: `hub
+//! init|run|install|uninstall|invite|revoke|roster`, `certs issue|show`,
+//! `discover`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::ServiceArgs;
+
+#[derive(Debug, Args)]
+pub(crate) struct DiscoverArgs {
+    /// How long to listen for answers (`3s`, `500ms`, or seconds).
+    #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = parse_window)]
+    pub(crate) timeout: std::time::Duration,
+}
+
+/// A browse window: seconds or a humantime duration, from 100 ms to 60 s.
+fn parse_window(s: &str) -> Result<std::time::Duration, String> {
+    let window = match s.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs >= 0.0 => std::time::Duration::from_secs_f64(secs),
+        Ok(_) => return Err(format!("{s:?} is not a duration")),
+        Err(_) => humantime::parse_duration(s).map_err(|e| format!("{s:?}: {e}"))?,
+    };
+    if !(0.1..=60.0).contains(&window.as_secs_f64()) {
+        return Err(format!("{s:?}: use between 100ms and 60s"));
+    }
+    Ok(window)
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum HubCommand {
+    /// Make the CA and the hub's certificate in this home, and record where the hub listens.
+    Init(HubInitArgs),
+    /// Run the hub in the foreground (logs to stderr; SIGTERM/SIGINT stop it).
+    Run,
+    /// Write a systemd user unit (Linux) or launchd agent (macOS) that runs this home's hub.
+    Install(ServiceArgs),
+    /// Remove the service file written by `hub install`.
+    Uninstall(ServiceArgs),
+    /// The operator's view of the federation: every host, its link, peers, lanes and queue.
+    Roster,
+    /// Make a single-use enrollment token for HOST (printed alone on stdout).
+    Invite(HubInviteArgs),
+    /// Revoke every certificate issued to HOST; a running hub drops its link.
+    Revoke {
+        /// The host's name.
+        host: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HubInviteArgs {
+    /// The host the token enrolls.
+    pub(crate) host: String,
+    /// How long the token works (e.g. 30m, 1h, 2days).
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = humantime::parse_duration)]
+    pub(crate) ttl: std::time::Duration,
+    /// An address hosts reach the hub by (IP, DNS name, either with :PORT); repeatable.
+    /// Default: [hub_server] listen, else the hub certificate's names.
+    #[arg(long = "addr", value_name = "ADDR")]
+    pub(crate) addrs: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HubInitArgs {
+    /// The hub's DNS name, which hosts dial (e.g. hub.home.arpa).
+    #[arg(long, value_name = "HUB")]
+    pub(crate) name: String,
+    /// The UDP address to listen on.
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:7700")]
+    pub(crate) listen: String,
+    /// Another DNS name or IP address the hub is reached by (repeatable).
+    #[arg(long = "san", value_name = "NAME_OR_IP")]
+    pub(crate) sans: Vec<String>,
+    /// The UDP address of the enrollment listener (default: --listen's IP, next port).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) enroll_listen: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum CertsCommand {
+    /// At the CA: make a host's key and certificate, to copy to that host's certs/.
+    Issue {
+        /// The host's name.
+        #[arg(long, value_name = "HOST")]
+        name: String,
+        /// Where to write host.key, host.pem and ca.pem (default: certs/issued/HOST).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+    /// What this home's certs/ holds: CA fingerprint, names, expiry (never a key).
+    Show,
+}
