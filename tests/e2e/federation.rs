@@ -6,7 +6,7 @@
 //! operator's roster at the hub and `roster --all` on a host show what each
 //! may see.
 
-use flotilla_tests::federation::{PATIENCE, host_home, hub_home, run_hub, wait_link};
+use flotilla_tests::federation::{PATIENCE, Running, host_home, hub_home, run_hub, wait_link};
 use flotilla_tests::{TestHome, signal_child, stop_child, wait_until};
 use serde_json::Value;
 
@@ -162,10 +162,15 @@ fn peers_on_three_hosts_reach_each_other_only_within_their_groups() {
     stop_child(&mut server);
 }
 
-#[test]
-fn messages_for_an_offline_host_wait_at_the_hub_through_a_kill_and_arrive_in_order() {
+/// A hub (with `hub_server_extra` in its `[hub_server]`), `laptop` with
+/// `lead` and `work` with `builder`, both in `proj`; `work` then goes
+/// down, and this returns once the hub and laptop know it is offline.
+fn offline_work(hub_server_extra: &str) -> (TestHome, Running, TestHome, TestHome) {
     let (hub, addr) = hub_home();
-    let mut server = run_hub(&hub);
+    let config = std::fs::read_to_string(hub.path().join("config.toml")).expect("config");
+    // [hub_server] is the last table `hub init` writes.
+    hub.write_config(&format!("{config}{hub_server_extra}"));
+    let server = run_hub(&hub);
     let mut laptop = host_home(&hub, "laptop", &addr);
     let mut work = host_home(&hub, "work", &addr);
     start(&mut laptop, "laptop");
@@ -173,7 +178,6 @@ fn messages_for_an_offline_host_wait_at_the_hub_through_a_kill_and_arrive_in_ord
     laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
     work.ok(&["peer", "join", "builder", "-g", "proj"]);
     wait_visible(&laptop, "lead", "work/builder");
-
     work.ok(&["down"]);
     wait_until("the hub to mark work offline", PATIENCE, || {
         let roster = laptop.json(&["roster", "--all"]);
@@ -183,6 +187,13 @@ fn messages_for_an_offline_host_wait_at_the_hub_through_a_kill_and_arrive_in_ord
             .flatten()
             .any(|p| p["id"] == "work/builder" && p["state"] == "offline")
     });
+    (hub, server, laptop, work)
+}
+
+#[test]
+fn messages_for_an_offline_host_wait_at_the_hub_through_a_kill_and_arrive_in_order() {
+    let (hub, server, laptop, mut work) = offline_work("");
+    let mut server = server;
     for i in 1..=5 {
         laptop.ok(&[
             "send",
@@ -233,27 +244,8 @@ fn messages_for_an_offline_host_wait_at_the_hub_through_a_kill_and_arrive_in_ord
 
 #[test]
 fn a_full_queue_at_the_hub_is_an_error_the_sender_sees_at_once() {
-    let (hub, addr) = hub_home();
-    let config = std::fs::read_to_string(hub.path().join("config.toml")).expect("config");
-    // [hub_server] is the last table `hub init` writes.
-    hub.write_config(&format!("{config}queue_max_messages = 2\n"));
-    let mut server = run_hub(&hub);
-    let mut laptop = host_home(&hub, "laptop", &addr);
-    let mut work = host_home(&hub, "work", &addr);
-    start(&mut laptop, "laptop");
-    start(&mut work, "work");
-    laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
-    work.ok(&["peer", "join", "builder", "-g", "proj"]);
-    wait_visible(&laptop, "lead", "work/builder");
-    work.ok(&["down"]);
-    wait_until("work to be offline at the hub", PATIENCE, || {
-        let roster = hub.json(&["hub", "roster"]);
-        roster["hosts"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|h| h["host"] == "work" && h["state"] == "offline")
-    });
+    let (_hub, server, laptop, _work) = offline_work("queue_max_messages = 2\n");
+    let mut server = server;
     for i in 1..=2 {
         let sent = laptop.json(&[
             "send",

@@ -44,19 +44,7 @@ fn doctor_fails_without_a_daemon_and_passes_with_one() {
 fn host_install_writes_and_uninstall_removes_the_unit() {
     let home = TestHome::new();
     let user_home = tempfile::tempdir().expect("home");
-    let run = |args: &[&str]| {
-        let out = home
-            .command(args)
-            .env("HOME", user_home.path())
-            .output()
-            .expect("run");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<Value>(&out.stdout).expect("json")
-    };
+    let run = |args: &[&str]| json_with_home(&home, user_home.path(), args);
     let dry = run(&["host", "install", "--dry-run", "--json"]);
     let path = std::path::PathBuf::from(dry["path"].as_str().expect("path"));
     assert!(!path.exists(), "a dry run writes nothing");
@@ -79,19 +67,7 @@ fn host_install_writes_and_uninstall_removes_the_unit() {
 fn hub_install_writes_a_unit_that_runs_the_hub_next_to_the_host_one() {
     let home = TestHome::new();
     let user_home = tempfile::tempdir().expect("home");
-    let run = |args: &[&str]| {
-        let out = home
-            .command(args)
-            .env("HOME", user_home.path())
-            .output()
-            .expect("run");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<Value>(&out.stdout).expect("json")
-    };
+    let run = |args: &[&str]| json_with_home(&home, user_home.path(), args);
     let hub = run(&["hub", "install", "--json"]);
     let host = run(&["host", "install", "--dry-run", "--json"]);
     assert_ne!(
@@ -105,4 +81,20 @@ fn hub_install_writes_a_unit_that_runs_the_hub_next_to_the_host_one() {
     let removed = run(&["hub", "uninstall", "--json"]);
     assert_eq!(removed["existed"], Value::Bool(true));
     assert!(!path.exists());
+}
+
+/// Runs `flotilla ARGS` in `home` with the user's HOME at `user_home`
+/// (where service files go); it must succeed; returns its JSON.
+fn json_with_home(home: &TestHome, user_home: &std::path::Path, args: &[&str]) -> Value {
+    let out = home
+        .command(args)
+        .env("HOME", user_home)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<Value>(&out.stdout).expect("json")
 }

@@ -106,8 +106,8 @@ pub async fn run(home: Home, options: DaemonOptions) -> Result<(), DaemonError> 
     tracing::info!(host = %host, pid = std::process::id(), version = crate::status::VERSION, "daemon started");
     let advertised = ctx.config.advertise.then(|| advertise(&ctx)).flatten();
     wait_for_stop(&ctx).await?;
-    if let Some((_mdns, registration)) = advertised {
-        registration.withdraw().await;
+    if let Some(advertised) = advertised {
+        advertised.withdraw().await;
     }
     tracing::info!("stopping");
     ctx.begin_stop();
@@ -125,32 +125,11 @@ pub async fn run(home: Home, options: DaemonOptions) -> Result<(), DaemonError> 
 /// Advertises this host over mDNS (`_flotilla-host._udp.local.`, TXT
 /// `name`, `v`, and `fp` when it has a CA), so `flotilla discover` lists it.
 /// Opt-in (`advertise = true`); a failure is logged, not fatal.
-fn advertise(
-    ctx: &HostContext,
-) -> Option<(
-    flotilla_hub::discovery::mdns::MdnsDiscovery,
-    flotilla_hub::discovery::Registration,
-)> {
-    use flotilla_hub::discovery::{Advertisement, Discovery, mdns::MdnsDiscovery};
+fn advertise(ctx: &HostContext) -> Option<flotilla_hub::discovery::mdns::Advertised> {
     let certs = flotilla_hub::setup::CertPaths::new(&ctx.home.certs_dir);
     let ca = flotilla_hub::setup::ca_fingerprint(&certs).ok();
-    let ad = Advertisement::host(ctx.host.as_str(), ca.as_ref());
-    let started = MdnsDiscovery::new()
-        .map_err(|e| e.to_string())
-        .and_then(|mdns| {
-            let registration = mdns.advertise(&ad).map_err(|e| e.to_string())?;
-            Ok((mdns, registration))
-        });
-    match started {
-        Ok(pair) => {
-            tracing::info!(service = %pair.1.service(), "host advertised over mDNS");
-            Some(pair)
-        }
-        Err(e) => {
-            tracing::warn!("the host is not advertised over mDNS: {e}");
-            None
-        }
-    }
+    let ad = flotilla_hub::discovery::Advertisement::host(ctx.host.as_str(), ca.as_ref());
+    flotilla_hub::discovery::mdns::Advertised::start(&ad, "host")
 }
 
 async fn wait_for_stop(ctx: &HostContext) -> std::io::Result<()> {

@@ -17,8 +17,8 @@ use flotilla_actors::pki::AltName;
 use flotilla_actors::tls::Revocations;
 use flotilla_hub::control::{self, HubControlError};
 use flotilla_hub::core::{CoreArgs, CoreRef, HubCore, QueueLimits};
-use flotilla_hub::discovery::mdns::MdnsDiscovery;
-use flotilla_hub::discovery::{Addresses, Advertisement, Discovery, Registration};
+use flotilla_hub::discovery::mdns::Advertised;
+use flotilla_hub::discovery::{Addresses, Advertisement};
 use flotilla_hub::enroll::{EnrollAuthority, EnrollServer};
 use flotilla_hub::revocation_list;
 use flotilla_hub::setup::{self, CertPaths, Initialized, SetupError};
@@ -206,8 +206,8 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
             let _ = stop.send(true);
         })
         .await;
-    if let Some((_mdns, registration)) = advertised {
-        registration.withdraw().await;
+    if let Some(advertised) = advertised {
+        advertised.withdraw().await;
     }
     control_task.abort();
     let _ = std::fs::remove_file(hub_socket(home));
@@ -254,30 +254,21 @@ pub async fn roster(home: &Home) -> Result<HubRosterReply, HubServerError> {
 }
 
 /// Advertises the hub over mDNS (`_flotilla-hub._udp.local.`, TXT `fp`,
-/// `name`, `v`) on the port it is bound to, at the addresses it listens on. A failure is logged, not fatal: hosts
-/// can still be given the address. Keep the pair until shutdown.
-fn advertise(home: &Home, name: &str, bound: SocketAddr) -> Option<(MdnsDiscovery, Registration)> {
+/// `name`, `v`) on the port it is bound to, at the addresses it listens on.
+/// A failure is logged, not fatal: hosts can still be given the address.
+fn advertise(home: &Home, name: &str, bound: SocketAddr) -> Option<Advertised> {
     let Some(addrs) = Addresses::of_bound(bound.ip()) else {
         tracing::info!("the hub listens on loopback only, so it is not advertised over mDNS");
         return None;
     };
-    let started = setup::ca_fingerprint(&CertPaths::new(&home.certs_dir))
-        .map_err(|e| e.to_string())
-        .and_then(|ca| {
-            let mut ad = Advertisement::hub(name, bound.port(), &ca);
-            ad.addrs = addrs;
-            let mdns = MdnsDiscovery::new().map_err(|e| e.to_string())?;
-            let registration = mdns.advertise(&ad).map_err(|e| e.to_string())?;
-            Ok((mdns, registration))
-        });
-    match started {
-        Ok(pair) => {
-            tracing::info!(service = %pair.1.service(), "hub advertised over mDNS");
-            Some(pair)
-        }
+    let ca = match setup::ca_fingerprint(&CertPaths::new(&home.certs_dir)) {
+        Ok(ca) => ca,
         Err(e) => {
             tracing::warn!("the hub runs but is not advertised over mDNS: {e}");
-            None
+            return None;
         }
-    }
+    };
+    let mut ad = Advertisement::hub(name, bound.port(), &ca);
+    ad.addrs = addrs;
+    Advertised::start(&ad, "hub")
 }

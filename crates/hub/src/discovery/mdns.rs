@@ -35,6 +35,46 @@ impl MdnsDiscovery {
     }
 }
 
+/// A service advertised over mDNS until [`Advertised::withdraw`] (or drop).
+#[derive(Debug)]
+pub struct Advertised {
+    /// The responder; kept alive while the service is advertised.
+    _mdns: MdnsDiscovery,
+    registration: super::Registration,
+}
+
+impl Advertised {
+    /// Starts a responder and advertises `ad`. A failure is logged (with
+    /// `what` naming the service) and gives `None`: advertising is a
+    /// convenience, never a reason not to run.
+    pub fn start(ad: &super::Advertisement, what: &str) -> Option<Self> {
+        use super::Discovery;
+        let started = MdnsDiscovery::new().and_then(|mdns| {
+            let registration = mdns.advertise(ad)?;
+            Ok(Self {
+                _mdns: mdns,
+                registration,
+            })
+        });
+        match started {
+            Ok(advertised) => {
+                let service = advertised.registration.service().to_owned();
+                tracing::info!(%service, "{what} advertised over mDNS");
+                Some(advertised)
+            }
+            Err(e) => {
+                tracing::warn!("the {what} runs but is not advertised over mDNS: {e}");
+                None
+            }
+        }
+    }
+
+    /// Takes the advertisement back (a goodbye on the LAN).
+    pub async fn withdraw(self) {
+        self.registration.withdraw().await;
+    }
+}
+
 impl std::fmt::Debug for MdnsDiscovery {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MdnsDiscovery").finish_non_exhaustive()
