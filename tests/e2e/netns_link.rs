@@ -1,9 +1,11 @@
 //! The hub link across a real (virtual) LAN: a hub and host `laptop` in one
 //! network namespace, host `work` in another, joined by a veth pair. The
-//! wire is cut for a while and mended: the link comes back by itself, the
-//! messages sent meanwhile wait at the hub and arrive once, in order, and a
-//! lane running on `work` all along is neither restarted nor disturbed. A
-//! lane placed on `work` from the laptop runs across the namespaces.
+//! wire is cut and mended: the link comes back by itself, the messages sent
+//! meanwhile wait at the hub and arrive once, in order (whether the cut
+//! lasted long enough for the hub to see `work` offline or was mended while
+//! the hub still held the dead link), and a lane running on `work` all
+//! along is neither restarted nor disturbed. A lane placed on `work` from
+//! the laptop runs across the namespaces.
 //!
 //! Needs root and `ip` (iproute2); elsewhere the tests say so and skip, but
 //! in CI (`CI` set) they fail instead. The hub listens on its veth address
@@ -11,7 +13,7 @@
 
 use flotilla_hub::transport::IDLE_TIMEOUT;
 use flotilla_tests::federation::{PATIENCE, Running, hub_home_on, link, wait_link};
-use flotilla_tests::netns::{HUB_IP, Lan, spawn_daemon_in, spawn_in};
+use flotilla_tests::netns::{Cut, HUB_IP, Lan, spawn_daemon_in, spawn_in};
 use flotilla_tests::{TestHome, wait_until};
 use serde_json::Value;
 
@@ -140,15 +142,9 @@ fn start_long_lane(work: &TestHome, gate: &std::path::Path) -> (Value, i64) {
     (status["pid"].clone(), pid.expect("pid"))
 }
 
-#[test]
-fn a_link_down_for_a_while_comes_back_with_messages_in_order_and_no_lane_restarted() {
-    let Some(fed) = Federation::start("") else {
-        return;
-    };
-    join_peers(&fed);
-    let gate = fed.work.path().join("gate");
-    let (lane_pid, pid) = start_long_lane(&fed.work, &gate);
-
+/// Cuts the wire, waits until work has lost the hub, and has `a` send
+/// `m1`..`m3` to `work/b`, which the hub holds; returns the cut.
+fn cut_and_send_three(fed: &Federation) -> Cut<'_> {
     let cut = fed.lan.cut();
     let lost = wait_link(&fed.work, "work to lose the hub", |l| {
         l["state"] != "connected"
@@ -160,20 +156,14 @@ fn a_link_down_for_a_while_comes_back_with_messages_in_order_and_no_lane_restart
             .ok(&["send", "--as", "a", "--to", "work/b", &body]);
     }
     wait_until("the hub to hold all three for work", PATIENCE, || {
-        let states = outbox_states(&fed.laptop, "a");
-        states.len() == 3 && states.iter().all(|s| s == "work/b=queued")
+        outbox_states(&fed.laptop, "a") == ["work/b=queued"; 3]
     });
-    // Down long enough for the hub to see it too (QUIC's idle timeout).
-    wait_until(
-        "the hub to mark work offline",
-        IDLE_TIMEOUT + PATIENCE,
-        || fed.work_at_hub()["state"] == "offline",
-    );
-    let at_hub = fed.work_at_hub();
-    assert_eq!(at_hub["queued"]["messages"], 3, "{at_hub}");
-    assert_eq!(link(&fed.work)["connects"], 1);
-    cut.mend();
+    cut
+}
 
+/// Once the wire is mended: work links again (its second connect), `b`
+/// gets `m1`..`m3` in order and once, and `a`'s outbox says delivered.
+fn back_with_three_once(fed: &Federation) {
     let back = wait_link(&fed.work, "work's link to come back", |l| {
         l["state"] == "connected"
     });
@@ -185,6 +175,29 @@ fn a_link_down_for_a_while_comes_back_with_messages_in_order_and_no_lane_restart
         outbox_states(&fed.laptop, "a") == ["work/b=delivered"; 3]
     });
     assert!(inbox(&fed.work, "b").is_empty(), "nothing delivered twice");
+}
+
+#[test]
+fn a_link_down_for_a_while_comes_back_with_messages_in_order_and_no_lane_restarted() {
+    let Some(fed) = Federation::start("") else {
+        return;
+    };
+    join_peers(&fed);
+    let gate = fed.work.path().join("gate");
+    let (lane_pid, pid) = start_long_lane(&fed.work, &gate);
+
+    let cut = cut_and_send_three(&fed);
+    // Down long enough for the hub to see it too (QUIC's idle timeout).
+    wait_until(
+        "the hub to mark work offline",
+        IDLE_TIMEOUT + PATIENCE,
+        || fed.work_at_hub()["state"] == "offline",
+    );
+    let at_hub = fed.work_at_hub();
+    assert_eq!(at_hub["queued"]["messages"], 3, "{at_hub}");
+    assert_eq!(link(&fed.work)["connects"], 1);
+    cut.mend();
+    back_with_three_once(&fed);
 
     // The lane ran through it all: same turn, same process.
     let status = fed.work.json(&["lane", "status", "long"]);
@@ -198,6 +211,20 @@ fn a_link_down_for_a_while_comes_back_with_messages_in_order_and_no_lane_restart
     assert_eq!(v["status"], "completed", "{v}");
     assert_eq!(v["result"], "done", "{v}");
     assert_eq!(v["turn"], 1, "{v}");
+}
+
+#[test]
+fn a_short_cut_the_hub_never_noticed_still_delivers_once_in_order() {
+    let Some(fed) = Federation::start("") else {
+        return;
+    };
+    join_peers(&fed);
+    // Mended well within QUIC's idle timeout: the hub still holds work's
+    // old link, and pushed the three into it.
+    let cut = cut_and_send_three(&fed);
+    assert_eq!(fed.work_at_hub()["state"], "online");
+    cut.mend();
+    back_with_three_once(&fed);
 }
 
 #[test]
