@@ -7,11 +7,11 @@
 //! in CI (`CI` set) they fail instead. Every namespace is removed by a drop
 //! guard, after the processes in it are stopped.
 
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::process::Stdio;
 use std::time::Duration;
 
 use flotilla_tests::federation::Running;
+use flotilla_tests::netns::{HUB_IP, Lan, in_ns, spawn_in};
 use flotilla_tests::{TestHome, wait_until};
 use serde_json::Value;
 
@@ -19,117 +19,6 @@ use serde_json::Value;
 const PATIENCE: Duration = Duration::from_secs(30);
 /// Where the hub listens, inside its namespace.
 const HUB_PORT: u16 = 7700;
-
-/// Whether this run is CI's (`CI` set and not `false` or `0`).
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
-}
-
-/// Runs `ip ARGS`, which must succeed.
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("run ip");
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Two namespaces, `hub_ns` (10.77.0.1/24) and `host_ns` (10.77.0.2/24),
-/// joined by a veth pair with multicast on; removed on drop. Without IPv4
-/// the pair has only its IPv6 link-local addresses.
-struct Lan {
-    hub_ns: String,
-    host_ns: String,
-}
-
-impl Lan {
-    /// A new LAN, or `None` (after saying why) where namespaces cannot be
-    /// made; in CI that is a failure.
-    fn new(ipv4: bool) -> Option<Self> {
-        let root = rustix::process::geteuid().is_root();
-        let has_ip = Command::new("ip")
-            .arg("-V")
-            .stdout(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !root || !has_ip {
-            let why = format!(
-                "network namespaces need root and `ip` (root: {root}, ip: {has_ip}); \
-                 install iproute2 and run as root"
-            );
-            assert!(!in_ci(), "{why}");
-            eprintln!("SKIPPED: {why}");
-            return None;
-        }
-        static RUN: AtomicU32 = AtomicU32::new(0);
-        let prefix = format!(
-            "fl{}x{}",
-            std::process::id(),
-            RUN.fetch_add(1, Ordering::Relaxed)
-        );
-        let lan = Self {
-            hub_ns: format!("{prefix}a"),
-            host_ns: format!("{prefix}b"),
-        };
-        ip(&["netns", "add", &lan.hub_ns]);
-        ip(&["netns", "add", &lan.host_ns]);
-        let (a, b) = (format!("{prefix}a"), format!("{prefix}b"));
-        ip(&["link", "add", &a, "type", "veth", "peer", "name", &b]);
-        for (dev, ns, addr) in [
-            (&a, &lan.hub_ns, "10.77.0.1/24"),
-            (&b, &lan.host_ns, "10.77.0.2/24"),
-        ] {
-            ip(&["link", "set", dev, "netns", ns]);
-            if ipv4 {
-                ip(&["-n", ns, "addr", "add", addr, "dev", dev]);
-            }
-            ip(&["-n", ns, "link", "set", "dev", dev, "multicast", "on"]);
-            ip(&["-n", ns, "link", "set", "dev", dev, "up"]);
-            ip(&["-n", ns, "link", "set", "dev", "lo", "up"]);
-        }
-        Some(lan)
-    }
-}
-
-impl Drop for Lan {
-    fn drop(&mut self) {
-        for ns in [&self.hub_ns, &self.host_ns] {
-            let _ = Command::new("ip")
-                .args(["netns", "del", ns])
-                .stderr(Stdio::null())
-                .status();
-        }
-    }
-}
-
-/// `cmd`, run inside the namespace `ns` (`ip netns exec` execs it, so the
-/// child's pid is the command's).
-fn in_ns(ns: &str, cmd: &Command) -> Command {
-    let mut wrapped = Command::new("ip");
-    wrapped
-        .args(["netns", "exec", ns])
-        .arg(cmd.get_program())
-        .args(cmd.get_args());
-    for (key, value) in cmd.get_envs() {
-        match value {
-            Some(value) => wrapped.env(key, value),
-            None => wrapped.env_remove(key),
-        };
-    }
-    wrapped
-}
-
-/// Starts `flotilla ARGS` of `home` inside `ns`, its stderr in `HOME/LOG`.
-fn spawn_in(ns: &str, home: &TestHome, args: &[&str], log: &str) -> Child {
-    let log = std::fs::File::create(home.path().join(log)).expect("log");
-    in_ns(ns, &home.command(args))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("spawn flotilla in a namespace")
-}
 
 /// A hub home (`hub init` on all IPv4 addresses, or on all addresses) and
 /// its CA's fingerprint.
@@ -203,7 +92,7 @@ fn discover_sees_the_hub_in_another_namespace_with_its_ca_fingerprint() {
     let addrs = seen["addrs"].as_array().expect("addrs");
     assert_eq!(
         addrs[0],
-        format!("10.77.0.1:{HUB_PORT}").as_str(),
+        format!("{HUB_IP}:{HUB_PORT}").as_str(),
         "{addrs:?}"
     );
     for addr in addrs.iter().filter_map(Value::as_str) {
@@ -269,4 +158,31 @@ fn auto_host(lan: &Lan, hub: &TestHome) -> (TestHome, Running) {
         "{log}"
     );
     (host, server)
+}
+
+#[test]
+fn a_host_that_opts_in_is_listed_by_discover_with_its_ca() {
+    let Some(lan) = Lan::new(true) else { return };
+    let (hub, fp) = hub_home(true);
+    let mut office = host_home(&hub, "office");
+    office.write_config("advertise = true\n");
+    flotilla_tests::netns::spawn_daemon_in(&lan.hub_ns, &mut office, "office");
+    let looker = host_home(&hub, "laptop");
+    let mut seen = Value::Null;
+    wait_until("discover to list the host office", PATIENCE, || {
+        let args = ["discover", "--timeout", "2s", "--json"];
+        let out = in_ns(&lan.host_ns, &looker.command(&args))
+            .stdin(Stdio::null())
+            .output()
+            .expect("run discover");
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        seen = doc["hosts"]
+            .as_array()
+            .and_then(|hosts| hosts.iter().find(|h| h["name"] == "office").cloned())
+            .unwrap_or(Value::Null);
+        !seen.is_null()
+    });
+    assert_eq!(seen["ca_fingerprint"], fp.as_str());
+    assert_eq!(seen["matches_ca"], true);
+    office.ok(&["down"]);
 }

@@ -34,12 +34,12 @@ fn wait_visible(host: &TestHome, viewer: &str, peer: &str) {
     });
 }
 
-fn inbox(host: &TestHome, reader: &str) -> Vec<Value> {
+pub(crate) fn inbox(host: &TestHome, reader: &str) -> Vec<Value> {
     let reply = host.json(&["inbox", "--as", reader]);
     reply["messages"].as_array().cloned().unwrap_or_default()
 }
 
-fn bodies(messages: &[Value]) -> Vec<String> {
+pub(crate) fn bodies(messages: &[Value]) -> Vec<String> {
     messages
         .iter()
         .filter_map(|m| m["body"].as_str().map(str::to_owned))
@@ -47,7 +47,7 @@ fn bodies(messages: &[Value]) -> Vec<String> {
 }
 
 /// Waits until `reader` has received `n` messages in all; returns them.
-fn collect(host: &TestHome, reader: &str, n: usize) -> Vec<Value> {
+pub(crate) fn collect(host: &TestHome, reader: &str, n: usize) -> Vec<Value> {
     let mut got = Vec::new();
     wait_until(
         &format!("{reader} to receive {n} message(s)"),
@@ -60,7 +60,7 @@ fn collect(host: &TestHome, reader: &str, n: usize) -> Vec<Value> {
     got
 }
 
-fn outbox_states(host: &TestHome, sender: &str) -> Vec<String> {
+pub(crate) fn outbox_states(host: &TestHome, sender: &str) -> Vec<String> {
     let reply = host.json(&["outbox", "--as", sender]);
     let mut out = Vec::new();
     for m in reply["messages"].as_array().into_iter().flatten() {

@@ -13,6 +13,7 @@ mod lane_recovery;
 mod lanes;
 mod messaging;
 mod model_server;
+mod netns_link;
 mod protocol;
 mod remote_lanes;
 mod service;

@@ -1,6 +1,6 @@
-//! Federation fixtures: a hub home (`hub init` on a free loopback port), host
-//! homes holding certificates issued at its CA and set to link fast, and
-//! waits on a host's link state.
+//! Federation fixtures: a hub home (`hub init` on a free loopback port, or
+//! on a given address), host homes holding certificates issued at its CA
+//! and set to link fast, and waits on a host's link state.
 
 use std::process::Child;
 use std::time::Duration;
@@ -14,28 +14,34 @@ pub const PATIENCE: Duration = Duration::from_secs(30);
 
 /// A home that ran `hub init` for `hub.test` on a free loopback port.
 pub fn hub_home() -> (TestHome, String) {
-    let hub = TestHome::new();
     let addr = format!("127.0.0.1:{}", free_udp_port());
     let enroll = format!("127.0.0.1:{}", free_udp_port());
+    (hub_home_on(&addr, &enroll), addr)
+}
+
+/// A home that ran `hub init` for `hub.test` listening on `addr`, with its
+/// enrollment listener on `enroll`.
+pub fn hub_home_on(addr: &str, enroll: &str) -> TestHome {
+    let hub = TestHome::new();
     let init = hub.json(&[
         "hub",
         "init",
         "--name",
         "hub.test",
         "--listen",
-        &addr,
+        addr,
         "--enroll-listen",
-        &enroll,
+        enroll,
     ]);
     assert_eq!(init["schema"], "flotilla.hub-init.v1");
-    assert_eq!(init["listen"], addr.as_str());
+    assert_eq!(init["listen"], addr);
     assert!(
         init["ca"]["fingerprint"]
             .as_str()
             .expect("fp")
             .starts_with("sha256:")
     );
-    (hub, addr)
+    hub
 }
 
 /// A host home holding `name`'s files issued at `ca`, set to link to `addr`

@@ -1,10 +1,12 @@
 //! Test support shared by every end-to-end test: the real `flotilla` binary,
 //! throwaway homes with their daemons, a raw JSON-lines client for the
 //! control socket, bounded waiting on conditions (never fixed sleeps), a
-//! scripted model server and throwaway environments for the vendor CLIs.
+//! scripted model server, throwaway environments for the vendor CLIs and
+//! network namespaces.
 
 pub mod federation;
 pub mod model_server;
+pub mod netns;
 pub mod raw;
 pub mod vendor;
 
