@@ -7,7 +7,7 @@ use std::process::Child;
 use std::time::{Duration, Instant, SystemTime};
 
 use flotilla_actors::federation::enroll::EnrollToken;
-use flotilla_tests::federation::{PATIENCE, wait_link};
+use flotilla_tests::federation::{PATIENCE, hub_home_on, wait_link};
 use flotilla_tests::{TestHome, free_udp_port, stop_child, wait_until};
 use serde_json::Value;
 
@@ -27,20 +27,9 @@ impl Drop for Hub {
 /// `hub init` on two free loopback ports, then `hub run`, waiting until it
 /// listens.
 fn running_hub() -> Hub {
-    let home = TestHome::new();
     let addr = format!("127.0.0.1:{}", free_udp_port());
     let enroll = format!("127.0.0.1:{}", free_udp_port());
-    let init = home.json(&[
-        "hub",
-        "init",
-        "--name",
-        "hub.test",
-        "--listen",
-        &addr,
-        "--enroll-listen",
-        &enroll,
-    ]);
-    assert_eq!(init["enroll_listen"], enroll.as_str());
+    let home = hub_home_on(&addr, &enroll);
     let process = home.spawn(&["hub", "run"], "hub.stderr");
     let log = home.path().join("hub.stderr");
     wait_until("the hub to listen", PATIENCE, || {

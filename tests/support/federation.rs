@@ -35,6 +35,7 @@ pub fn hub_home_on(addr: &str, enroll: &str) -> TestHome {
     ]);
     assert_eq!(init["schema"], "flotilla.hub-init.v1");
     assert_eq!(init["listen"], addr);
+    assert_eq!(init["enroll_listen"], enroll);
     assert!(
         init["ca"]["fingerprint"]
             .as_str()
