@@ -61,7 +61,7 @@ pub(crate) fn collect(host: &TestHome, reader: &str, n: usize) -> Vec<Value> {
 }
 
 pub(crate) fn outbox_states(host: &TestHome, sender: &str) -> Vec<String> {
-    let reply = host.json(&["outbox", "--as", sender]);
+    let reply = host.json(&["outbox", "--as", sender, "--limit", "1000"]);
     let mut out = Vec::new();
     for m in reply["messages"].as_array().into_iter().flatten() {
         for r in m["recipients"].as_array().into_iter().flatten() {
@@ -267,4 +267,52 @@ fn a_full_queue_at_the_hub_is_an_error_the_sender_sees_at_once() {
         "{states:?}"
     );
     stop_child(&mut server);
+}
+
+#[test]
+fn a_kill_of_the_hub_during_a_stream_loses_nothing_acknowledged() {
+    let (hub, addr) = hub_home();
+    let mut server = run_hub(&hub);
+    let mut laptop = host_home(&hub, "laptop", &addr);
+    let mut work = host_home(&hub, "work", &addr);
+    start(&mut laptop, "laptop");
+    start(&mut work, "work");
+    laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
+    work.ok(&["peer", "join", "builder", "-g", "proj"]);
+    wait_visible(&laptop, "lead", "work/builder");
+
+    const COUNT: usize = 60;
+    let sender = std::thread::scope(|scope| {
+        let stream = scope.spawn(|| {
+            // Every send is acknowledged (on laptop's disk) whatever the hub
+            // does; a killed hub only delays the rest.
+            for i in 1..=COUNT {
+                laptop.ok(&[
+                    "send",
+                    "--as",
+                    "lead",
+                    "--to",
+                    "work/builder",
+                    &format!("s{i}"),
+                ]);
+            }
+        });
+        wait_until("the stream to be under way", PATIENCE, || {
+            outbox_states(&laptop, "lead").len() >= COUNT / 4
+        });
+        signal_child(&mut server, "KILL");
+        stream.join().is_ok()
+    });
+    assert!(sender, "every send was acknowledged");
+    let _server = run_hub(&hub);
+    let got = collect(&work, "builder", COUNT);
+    let expected: Vec<String> = (1..=COUNT).map(|i| format!("s{i}")).collect();
+    assert_eq!(bodies(&got), expected, "all of them, once, in order");
+    wait_until("every recipient state to be delivered", PATIENCE, || {
+        outbox_states(&laptop, "lead")
+            .iter()
+            .filter(|s| s.ends_with("=delivered"))
+            .count()
+            == COUNT
+    });
 }

@@ -90,6 +90,18 @@ fn a_lane_runs_on_the_host_that_allows_it_and_every_verb_reaches_it() {
     // status, resume, events, interrupt, wait, list, archive: all with --host.
     let status = laptop.json(&["lane", "status", "build", "--host", "work"]);
     assert_eq!(status["owner"], "laptop/lead", "{status}");
+    let (c, v) = code(
+        &laptop,
+        &[
+            "lane", "resume", "build", "--host", "work", "--prompt", "pong", "--wait",
+        ],
+    );
+    assert_eq!(c, 0, "{v}");
+    assert_eq!(v["turn"], 2, "{v}");
+    assert!(
+        v["result"].as_str().unwrap_or("").starts_with("pong from"),
+        "{v}"
+    );
     let marker = unique(7);
     let slow = format!("sleep {marker}");
     laptop.ok(&[
