@@ -151,7 +151,15 @@ fn auto_host(lan: &Lan, hub: &TestHome) -> (TestHome, Running) {
     wait_until("the auto link to be up", PATIENCE, || {
         host_link(&host)["state"] == "connected"
     });
-    assert_eq!(host_link(&host)["connects"], 1);
+    let link = host_link(&host);
+    assert_eq!(link["connects"], 1);
+    assert_eq!(link["hub_name"], "hub.test", "the advertised name: {link}");
+    assert!(
+        link["dialled"]
+            .as_str()
+            .is_some_and(|d| d.ends_with("(hub.test)")),
+        "{link}"
+    );
     let log = std::fs::read_to_string(host.path().join("daemon-test.stderr")).expect("log");
     assert!(
         log.contains("found the hub over mDNS") && log.contains("hub.test"),

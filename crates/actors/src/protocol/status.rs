@@ -109,4 +109,8 @@ pub struct HubLinkStatus {
     pub failures: u32,
     /// Milliseconds until the next attempt (while disconnected).
     pub retry_in_ms: Option<u64>,
+    /// The address and certificate name last dialled (with `hub = "auto"`,
+    /// the hub found over mDNS), `null` before the first attempt.
+    #[serde(default)]
+    pub dialled: Option<String>,
 }

@@ -130,6 +130,7 @@ impl Driver {
         let config = setup::host_client_config(&self.settings.certs).map_err(|e| e.to_string())?;
         let (addr, name) =
             resolve::resolve_target(&self.settings.target, &self.settings.certs).await?;
+        self.update(|t| t.dialling(addr.to_string(), &name));
         let endpoint = self.endpoint_for(addr)?;
         let mut options = ConnectOptions::new(addr, name, config);
         options.timeout = self.settings.timeout;

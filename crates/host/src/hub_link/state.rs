@@ -159,6 +159,7 @@ impl LinkTracker {
                 connects: 0,
                 failures: 0,
                 retry_in_ms: None,
+                dialled: None,
             },
             retry_at: None,
         }
@@ -175,6 +176,14 @@ impl LinkTracker {
     pub fn connecting(&mut self, now: Timestamp) {
         self.retry_at = None;
         self.enter(HubLinkState::Connecting, now);
+    }
+
+    /// The attempt dials `addr`, expecting a certificate for `name`.
+    pub fn dialling(&mut self, addr: String, name: &str) {
+        self.status.dialled = Some(format!("{addr} ({name})"));
+        if self.status.hub_name.is_empty() {
+            self.status.hub_name = name.to_owned();
+        }
     }
 
     /// The hub accepted the hello.
