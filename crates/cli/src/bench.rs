@@ -59,6 +59,15 @@ pub(crate) async fn run(env: &Env, cmd: BenchCommand) -> Result<u8> {
             }
             return Ok(OK);
         }
+        BenchCommand::Federation(args) => {
+            let figures = crate::bench_federation::federation(&args).await?;
+            if env.json {
+                output::json(&figures);
+            } else {
+                crate::bench_federation::print(&figures);
+            }
+            return Ok(OK);
+        }
     };
     let figures = local(&args).await?;
     if env.json {
@@ -69,7 +78,7 @@ pub(crate) async fn run(env: &Env, cmd: BenchCommand) -> Result<u8> {
     Ok(OK)
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[Duration], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
@@ -93,7 +102,7 @@ fn redb_commit_p50(dir: &std::path::Path) -> Result<f64> {
     Ok(percentile(&times, 0.5))
 }
 
-fn rss_kib(pid: u32) -> u64 {
+pub(crate) fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     if let Some(line) = status.lines().find(|l| l.starts_with("VmRSS:")) {
         return line
@@ -110,7 +119,7 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-fn machine() -> String {
+pub(crate) fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|c| {
@@ -207,7 +216,7 @@ pub(crate) async fn start_daemon(
     Ok((daemon, client, pid))
 }
 
-fn send_args(from: &str, to: &str, i: usize) -> Result<SendArgs> {
+pub(crate) fn send_args(from: &str, to: &str, i: usize) -> Result<SendArgs> {
     Ok(SendArgs {
         as_peer: PeerName::new(from)?,
         to: vec![to.to_owned()],

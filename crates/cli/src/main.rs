@@ -4,6 +4,7 @@
 
 mod args;
 mod bench;
+mod bench_federation;
 mod bench_lanes;
 mod commands;
 mod exit;

@@ -244,6 +244,21 @@ pub(crate) enum BenchCommand {
     Local(BenchLocalArgs),
     /// Lanes: the cost of `lane run --cli exec -- true` over `true`, and memory with idle lanes.
     Lanes(BenchLanesArgs),
+    /// Federation: cross-host messaging through a real hub and the hub with many simulated hosts, against a bare QUIC echo.
+    Federation(BenchFederationArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BenchFederationArgs {
+    /// Messages for the cross-host throughput run (at most 300 of them also time the latency).
+    #[arg(long, default_value_t = 2000)]
+    pub(crate) messages: usize,
+    /// Simulated hosts linked to the hub.
+    #[arg(long, default_value_t = 200)]
+    pub(crate) hosts: usize,
+    /// Peers on each simulated host.
+    #[arg(long, default_value_t = 10)]
+    pub(crate) peers_per_host: usize,
 }
 
 #[derive(Debug, Args)]

@@ -1,0 +1,228 @@
+//! Cross-host messaging through a real hub: `hub run` and two `host run`
+//! daemons, peer `a` (and a few senders) on the first host, `b` on the
+//! second, all in group `bench`. Latency is one message at a time, from the
+//! send call on the first host to `b`'s waiting inbox read on the second
+//! returning it; throughput is many sends from concurrent senders, timed
+//! until the last one is in `b`'s inbox.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use flotilla_actors::names::{GroupName, PeerName};
+use flotilla_actors::protocol::{
+    InboxAckArgs, InboxFetchArgs, PeerJoinArgs, PeersArgs, ShutdownArgs,
+};
+use flotilla_host::client::ControlClient;
+use flotilla_host::home::Home;
+use serde::Serialize;
+
+use super::echo::EchoFigures;
+use super::{PATIENCE, start_host, start_hub, stop_hub};
+use crate::bench::{percentile, send_args};
+
+/// Concurrent senders in the throughput run (fewer if fewer messages).
+const SENDERS: usize = 4;
+/// At most this many messages are timed one at a time.
+const MAX_LATENCY_MESSAGES: usize = 300;
+
+/// Cross-host figures, with ratios to the echo floor.
+#[derive(Debug, Serialize)]
+pub(crate) struct CrossFigures {
+    pub(crate) latency_messages: usize,
+    pub(crate) latency_p50_us: f64,
+    pub(crate) latency_p99_us: f64,
+    /// Over the echo's round trip p50.
+    pub(crate) latency_p50_ratio: f64,
+    /// Over the echo's round trip p99.
+    pub(crate) latency_p99_ratio: f64,
+    pub(crate) messages: usize,
+    pub(crate) senders: usize,
+    pub(crate) per_sec: f64,
+    /// Messages per second over the echo's frames per second.
+    pub(crate) throughput_ratio: f64,
+}
+
+impl CrossFigures {
+    pub(crate) fn with_floor(mut self, echo: &EchoFigures) -> Self {
+        self.latency_p50_ratio = self.latency_p50_us / echo.rtt_p50_us.max(1e-3);
+        self.latency_p99_ratio = self.latency_p99_us / echo.rtt_p99_us.max(1e-3);
+        self.throughput_ratio = self.per_sec / echo.per_sec.max(1e-3);
+        self
+    }
+}
+
+pub(crate) async fn measure(
+    hub: &Home,
+    hosts: [&Home; 2],
+    messages: usize,
+) -> Result<CrossFigures> {
+    let [first, second] = hosts;
+    let (hub_process, hub_pid) = start_hub(hub).await?;
+    let (mut d1, mut c1) = start_host(first, "host1").await?;
+    let (mut d2, mut c2) = start_host(second, "host2").await?;
+    let senders = SENDERS.min(messages).max(1);
+    let group = GroupName::explicit("bench")?;
+    let names = (0..senders).map(|i| format!("s{i}"));
+    for name in std::iter::once("a".to_owned()).chain(names) {
+        join(&mut c1, &name, &group).await?;
+    }
+    join(&mut c2, "b", &group).await?;
+    wait_visible(&mut c1, "a", "host2/b").await?;
+    let latency_messages = messages.min(MAX_LATENCY_MESSAGES);
+    eprintln!("cross-host latency: {latency_messages} messages, one at a time...");
+    let times = latency(first, second, latency_messages).await?;
+    eprintln!("cross-host throughput: {messages} messages from {senders} sender(s)...");
+    let per_sec = flood(first, second, senders, messages).await?;
+    for (c, d) in [(&mut c1, &mut d1), (&mut c2, &mut d2)] {
+        let _ = c.call(&ShutdownArgs {}).await;
+        let _ = tokio::time::timeout(PATIENCE, d.wait()).await;
+    }
+    stop_hub(hub_process, hub_pid).await?;
+    Ok(CrossFigures {
+        latency_messages,
+        latency_p50_us: percentile(&times, 0.5),
+        latency_p99_us: percentile(&times, 0.99),
+        latency_p50_ratio: 0.0,
+        latency_p99_ratio: 0.0,
+        messages: messages / senders * senders,
+        senders,
+        per_sec,
+        throughput_ratio: 0.0,
+    })
+}
+
+async fn join(c: &mut ControlClient, name: &str, group: &GroupName) -> Result<()> {
+    c.call(&PeerJoinArgs {
+        name: PeerName::new(name)?,
+        groups: vec![group.clone()],
+        product: None,
+    })
+    .await?;
+    Ok(())
+}
+
+/// Waits until `viewer` sees `peer` (the hub has passed the roster on).
+async fn wait_visible(c: &mut ControlClient, viewer: &str, peer: &str) -> Result<()> {
+    let deadline = Instant::now() + PATIENCE;
+    let as_peer = PeerName::new(viewer)?;
+    loop {
+        let seen = c
+            .call(&PeersArgs {
+                as_peer: as_peer.clone(),
+            })
+            .await?;
+        if seen.peers.iter().any(|p| p.id.to_string() == peer) {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("{viewer} never saw {peer}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Send-to-inbox times across the hub, sorted, one message at a time.
+async fn latency(first: &Home, second: &Home, n: usize) -> Result<Vec<Duration>> {
+    let mut sender = ControlClient::connect(first).await?;
+    let mut reader = ControlClient::connect(second).await?;
+    let b = PeerName::new("b")?;
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n {
+        let fetch = InboxFetchArgs {
+            as_peer: b.clone(),
+            wait_ms: 10_000,
+            limit: Some(10),
+        };
+        let pending = tokio::spawn(async move {
+            let got = reader.call(&fetch).await;
+            (reader, got)
+        });
+        let start = Instant::now();
+        sender.call(&send_args("a", "host2/b", i)?).await?;
+        let (r, got) = pending.await?;
+        reader = r;
+        let got = got?;
+        times.push(start.elapsed());
+        if got.messages.is_empty() {
+            bail!("message {i} did not reach host2/b within 10 s");
+        }
+        let ids = got.messages.iter().map(|m| m.id.clone()).collect();
+        reader
+            .call(&InboxAckArgs {
+                as_peer: b.clone(),
+                ids,
+            })
+            .await?;
+    }
+    times.sort();
+    Ok(times)
+}
+
+/// Messages per second from `senders` concurrent senders on the first host
+/// until the last is in `b`'s inbox on the second.
+async fn flood(first: &Home, second: &Home, senders: usize, total: usize) -> Result<f64> {
+    let per = total / senders;
+    let expected = per * senders;
+    let mut reader = ControlClient::connect(second).await?;
+    let start = Instant::now();
+    let reading = tokio::spawn(async move {
+        let b = PeerName::new("b")?;
+        let mut got = 0;
+        while got < expected {
+            let fetch = InboxFetchArgs {
+                as_peer: b.clone(),
+                wait_ms: 10_000,
+                limit: Some(500),
+            };
+            let batch = reader.call(&fetch).await?;
+            if batch.messages.is_empty() {
+                bail!("only {got} of {expected} messages reached host2/b");
+            }
+            got += batch.messages.len();
+            let ids = batch.messages.iter().map(|m| m.id.clone()).collect();
+            reader
+                .call(&InboxAckArgs {
+                    as_peer: b.clone(),
+                    ids,
+                })
+                .await?;
+        }
+        anyhow::Ok(())
+    });
+    let mut sending = Vec::new();
+    for s in 0..senders {
+        let first = first.clone();
+        sending.push(tokio::spawn(async move {
+            let mut c = ControlClient::connect(&first).await?;
+            let from = format!("s{s}");
+            for i in 0..per {
+                c.call(&send_args(&from, "host2/b", i)?).await?;
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for task in sending {
+        task.await??;
+    }
+    reading.await??;
+    Ok(expected as f64 / start.elapsed().as_secs_f64())
+}
+
+pub(crate) fn print(f: &CrossFigures) {
+    use super::row;
+    row(
+        "cross-host send→inbox latency p50",
+        format!("{:.0} µs", f.latency_p50_us),
+        format!("({:.1}× echo p50)", f.latency_p50_ratio),
+    );
+    row(
+        "cross-host send→inbox latency p99",
+        format!("{:.0} µs", f.latency_p99_us),
+        format!("({:.1}× echo p99)", f.latency_p99_ratio),
+    );
+    row(
+        &format!("cross-host throughput, {} senders", f.senders),
+        format!("{:.0} msg/s", f.per_sec),
+        format!("({:.3}× echo rate)", f.throughput_ratio),
+    );
+}
