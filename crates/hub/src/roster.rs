@@ -38,6 +38,20 @@ pub struct NotOwner {
     pub peer: PeerId,
 }
 
+/// What a roster change touched, for [`HubRoster::view_deltas`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The host whose peers or link changed.
+    pub origin: HostName,
+    /// Its peers that were added, changed, removed, or whose host's link
+    /// changed.
+    pub touched: BTreeSet<PeerId>,
+    /// The other hosts that may see one of them (before or after).
+    pub watchers: BTreeSet<HostName>,
+    /// Whether the origin's own view may have changed (its peers' groups).
+    pub origin_view: bool,
+}
+
 /// A refused forward: the code for the host, the reason for a person.
 pub type Refused = (ForwardRefusal, String);
 
@@ -101,15 +115,15 @@ impl HubRoster {
         self.hosts.get(&id.host).and_then(|h| h.peers.get(id))
     }
 
-    /// A host's link came up or went down; returns the hosts whose view
-    /// changed (those that see its peers).
+    /// A host's link came up or went down; returns what the hosts that see
+    /// its peers must be told.
     pub fn set_online(
         &mut self,
         host: &HostName,
         online: bool,
         version: Option<String>,
         now: Timestamp,
-    ) -> BTreeSet<HostName> {
+    ) -> Change {
         let entry = self.hosts.entry(host.clone()).or_default();
         entry.online = online;
         entry.last_seen = now;
@@ -120,16 +134,17 @@ impl HubRoster {
             self.sent.remove(host);
         }
         let peers: Vec<PeerRecord> = entry.peers.values().cloned().collect();
-        self.watchers(host, &peers)
+        Change {
+            origin: host.clone(),
+            touched: peers.iter().map(|p| p.id.clone()).collect(),
+            watchers: self.watchers(host, &peers),
+            origin_view: false,
+        }
     }
 
     /// Applies a host's report of its own peers. Refused as a whole if it
-    /// names a peer of another host. Returns the hosts whose view changed.
-    pub fn apply(
-        &mut self,
-        host: &HostName,
-        delta: &RosterDelta,
-    ) -> Result<BTreeSet<HostName>, NotOwner> {
+    /// names a peer of another host. Returns what changed.
+    pub fn apply(&mut self, host: &HostName, delta: &RosterDelta) -> Result<Change, NotOwner> {
         let claimed = delta
             .upserts
             .iter()
@@ -165,9 +180,12 @@ impl HubRoster {
             self.index(&p.record);
             touched.push(p.record.clone());
         }
-        let mut affected = self.watchers(host, &touched);
-        affected.insert(host.clone());
-        Ok(affected)
+        Ok(Change {
+            origin: host.clone(),
+            watchers: self.watchers(host, &touched),
+            touched: touched.into_iter().map(|p| p.id).collect(),
+            origin_view: true,
+        })
     }
 
     /// The hosts with a peer in a group of `peers`, `host` excluded.
@@ -221,36 +239,88 @@ impl HubRoster {
         }
     }
 
-    /// The changes each linked host among `hosts` must be told of.
-    pub fn view_deltas(&mut self, hosts: &BTreeSet<HostName>) -> Vec<(HostName, RosterDelta)> {
+    /// A peer as `viewer` may see it now, if it may.
+    fn seen_by(&self, viewer: &HostName, id: &PeerId) -> Option<RosterPeer> {
+        let owner = self.hosts.get(&id.host)?;
+        let peer = owner.peers.get(id)?;
+        let sees = self
+            .hosts
+            .get(viewer)?
+            .peers
+            .values()
+            .any(|v| v.shares_group_with(peer));
+        sees.then(|| RosterPeer {
+            record: peer.clone(),
+            online: owner.online,
+        })
+    }
+
+    /// What each linked host must be told after `change`: for the watchers,
+    /// only the touched peers are looked at again (so a change costs its
+    /// size times the hosts that see it, not the whole federation); the
+    /// origin's own view is recomputed when its groups may have changed.
+    pub fn view_deltas(&mut self, change: &Change) -> Vec<(HostName, RosterDelta)> {
         let mut out = Vec::new();
-        for host in hosts {
-            let Some(before) = self.sent.get(host) else {
-                continue;
-            };
-            let after = self.view_for(host);
-            let upserts: Vec<RosterPeer> = after
-                .iter()
-                .filter(|(id, p)| before.get(*id) != Some(*p))
-                .map(|(_, p)| p.clone())
-                .collect();
-            let removed: Vec<PeerId> = before
-                .keys()
-                .filter(|id| !after.contains_key(*id))
-                .cloned()
-                .collect();
-            if upserts.is_empty() && removed.is_empty() {
+        for host in &change.watchers {
+            if *host == change.origin || !self.sent.contains_key(host) {
                 continue;
             }
-            self.sent.insert(host.clone(), after);
-            let delta = RosterDelta {
-                reset: false,
-                upserts,
-                removed,
+            let now: Vec<(PeerId, Option<RosterPeer>)> = change
+                .touched
+                .iter()
+                .map(|id| (id.clone(), self.seen_by(host, id)))
+                .collect();
+            let Some(sent) = self.sent.get_mut(host) else {
+                continue;
             };
-            out.push((host.clone(), delta));
+            let mut delta = RosterDelta {
+                reset: false,
+                upserts: Vec::new(),
+                removed: Vec::new(),
+            };
+            for (id, seen) in now {
+                match seen {
+                    Some(p) if sent.get(&id) != Some(&p) => {
+                        sent.insert(id, p.clone());
+                        delta.upserts.push(p);
+                    }
+                    None if sent.remove(&id).is_some() => delta.removed.push(id),
+                    _ => {}
+                }
+            }
+            if !delta.upserts.is_empty() || !delta.removed.is_empty() {
+                out.push((host.clone(), delta));
+            }
+        }
+        if change.origin_view
+            && let Some(delta) = self.recompute(&change.origin)
+        {
+            out.push((change.origin.clone(), delta));
         }
         out
+    }
+
+    /// The whole view of a linked host again, as a diff with what it was
+    /// told.
+    fn recompute(&mut self, host: &HostName) -> Option<RosterDelta> {
+        let before = self.sent.get(host)?;
+        let after = self.view_for(host);
+        let upserts: Vec<RosterPeer> = after
+            .iter()
+            .filter(|(id, p)| before.get(*id) != Some(*p))
+            .map(|(_, p)| p.clone())
+            .collect();
+        let removed: Vec<PeerId> = before
+            .keys()
+            .filter(|id| !after.contains_key(*id))
+            .cloned()
+            .collect();
+        self.sent.insert(host.clone(), after);
+        (!upserts.is_empty() || !removed.is_empty()).then_some(RosterDelta {
+            reset: false,
+            upserts,
+            removed,
+        })
     }
 
     /// Decides a forward from `host`: its recipients grouped by their host,

@@ -65,6 +65,9 @@ fn roster() -> HubRoster {
         .expect("work");
     r.apply(&host("mac"), &reset(vec![peer("mac/other", &["solo"])]))
         .expect("mac");
+    for h in ["laptop", "work", "mac"] {
+        r.reset_view(&host(h));
+    }
     r
 }
 
@@ -141,16 +144,15 @@ fn forwards_are_checked_against_groups_at_that_moment() {
 #[test]
 fn only_changes_travel_and_only_to_hosts_that_see_them() {
     let mut r = roster();
-    r.view_deltas(&[host("laptop"), host("work"), host("mac")].into());
     let join = RosterDelta {
         reset: false,
         upserts: vec![peer("work/tester", &["proj"])],
         removed: Vec::new(),
     };
-    let affected = r.apply(&host("work"), &join).expect("own peer");
-    assert!(affected.contains(&host("laptop")));
-    assert!(!affected.contains(&host("mac")));
-    let deltas = r.view_deltas(&affected);
+    let change = r.apply(&host("work"), &join).expect("own peer");
+    assert!(change.watchers.contains(&host("laptop")));
+    assert!(!change.watchers.contains(&host("mac")));
+    let deltas = r.view_deltas(&change);
     let to_laptop: Vec<_> = deltas
         .iter()
         .filter(|(h, _)| *h == host("laptop"))
@@ -159,8 +161,8 @@ fn only_changes_travel_and_only_to_hosts_that_see_them() {
     assert_eq!(to_laptop[0].1.upserts.len(), 1, "only the new peer");
     assert!(!to_laptop[0].1.reset);
     // Going offline shows as a change of the `online` flag.
-    let watchers = r.set_online(&host("work"), false, None, Timestamp(2));
-    let deltas = r.view_deltas(&watchers);
+    let change = r.set_online(&host("work"), false, None, Timestamp(2));
+    let deltas = r.view_deltas(&change);
     let flags: Vec<bool> = deltas
         .iter()
         .flat_map(|(_, d)| d.upserts.iter().map(|p| p.online))
@@ -185,4 +187,84 @@ fn a_roster_rebuilt_from_the_store_starts_offline() {
     };
     let r = HubRoster::new([(host("work"), stored)]);
     assert!(!r.host(&host("work")).expect("work").online);
+}
+
+#[test]
+fn incremental_views_always_equal_a_full_recomputation() {
+    // A deterministic walk of joins, group changes, leaves and links going
+    // down and up; after each step every linked host's view, as built from
+    // the deltas it was sent, must be exactly what a full recomputation
+    // gives.
+    let names = ["a", "b", "c", "d", "e", "f"];
+    let groups = ["g0", "g1", "g2", "g3"];
+    let mut r = HubRoster::default();
+    let mut seen: BTreeMap<HostName, BTreeMap<PeerId, RosterPeer>> = BTreeMap::new();
+    let apply_to = |seen: &mut BTreeMap<HostName, BTreeMap<PeerId, RosterPeer>>,
+                    deltas: Vec<(HostName, RosterDelta)>| {
+        for (h, d) in deltas {
+            let view = seen.entry(h).or_default();
+            if d.reset {
+                view.clear();
+            }
+            for id in d.removed {
+                view.remove(&id);
+            }
+            for p in d.upserts {
+                view.insert(p.record.id.clone(), p);
+            }
+        }
+    };
+    let mut state = 7u64;
+    let mut next = |n: u64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % n
+    };
+    for name in names {
+        let h = host(name);
+        r.set_online(&h, true, None, Timestamp(0));
+        let reset = r.reset_view(&h);
+        apply_to(&mut seen, vec![(h, reset)]);
+    }
+    for step in 0..300 {
+        let h = host(names[next(names.len() as u64) as usize]);
+        let change = match next(5) {
+            0 | 1 | 2 => {
+                let id = format!("{h}/p{}", next(4));
+                let g1 = groups[next(4) as usize];
+                let g2 = groups[next(4) as usize];
+                let d = RosterDelta {
+                    reset: false,
+                    upserts: vec![peer(&id, &[g1, g2])],
+                    removed: Vec::new(),
+                };
+                r.apply(&h, &d).expect("own")
+            }
+            3 => {
+                let d = RosterDelta {
+                    reset: false,
+                    upserts: Vec::new(),
+                    removed: vec![PeerId::parse(&format!("{h}/p{}", next(4))).expect("id")],
+                };
+                r.apply(&h, &d).expect("own")
+            }
+            _ => {
+                let online = r.host(&h).is_some_and(|e| e.online);
+                let change = r.set_online(&h, !online, None, Timestamp(step));
+                if online {
+                    seen.remove(&h);
+                } else {
+                    let reset = r.reset_view(&h);
+                    apply_to(&mut seen, vec![(h.clone(), reset)]);
+                }
+                change
+            }
+        };
+        let deltas = r.view_deltas(&change);
+        apply_to(&mut seen, deltas);
+        for (viewer, view) in &seen {
+            assert_eq!(*view, r.view_for(viewer), "step {step}, viewer {viewer}");
+        }
+    }
 }

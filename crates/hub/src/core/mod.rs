@@ -9,7 +9,7 @@
 //! back. Must not touch sockets: sessions own their streams and only hand
 //! over frames through [`LinkHandle`]s.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ use flotilla_actors::names::HostName;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio::sync::mpsc;
 
-use crate::roster::HubRoster;
+use crate::roster::{Change, HubRoster};
 use crate::store::{Depth, HubStore, size_of_message};
 use crate::transport::close;
 use crate::view::{self, HubRosterReply};
@@ -212,13 +212,13 @@ impl CoreState {
                 .close(close::NORMAL.into(), b"replaced by a newer link");
         }
         self.pushed.insert(host.clone(), (0, 0));
-        let watchers = self
+        let change = self
             .roster
             .set_online(&host, true, Some(version), Timestamp::now());
         self.persist(&host);
         let reset = self.roster.reset_view(&host);
         self.send(&host, Frame::RosterDelta(reset));
-        self.tell(&watchers);
+        self.tell(&change);
         match self.store.receipts(&host) {
             Ok(receipts) => receipts
                 .into_iter()
@@ -235,9 +235,9 @@ impl CoreState {
         self.links.remove(host);
         self.pushed.remove(host);
         self.fail_calls_to(host);
-        let watchers = self.roster.set_online(host, false, None, Timestamp::now());
+        let change = self.roster.set_online(host, false, None, Timestamp::now());
         self.persist(host);
-        self.tell(&watchers);
+        self.tell(&change);
     }
 
     fn persist(&self, host: &HostName) {
@@ -248,9 +248,9 @@ impl CoreState {
         }
     }
 
-    /// Sends each linked host among `hosts` the changes of its view.
-    fn tell(&mut self, hosts: &BTreeSet<HostName>) {
-        for (host, delta) in self.roster.view_deltas(hosts) {
+    /// Sends each linked host the changes of its view after `change`.
+    fn tell(&mut self, change: &Change) {
+        for (host, delta) in self.roster.view_deltas(change) {
             self.send(&host, Frame::RosterDelta(delta));
         }
     }
@@ -273,9 +273,9 @@ impl CoreState {
 
     fn on_roster(&mut self, host: &HostName, delta: RosterDelta) {
         match self.roster.apply(host, &delta) {
-            Ok(affected) => {
+            Ok(change) => {
                 self.persist(host);
-                self.tell(&affected);
+                self.tell(&change);
             }
             Err(e) => {
                 tracing::warn!(%host, "{e}; closing its link");
