@@ -230,7 +230,7 @@ fn incremental_views_always_equal_a_full_recomputation() {
     for step in 0..300 {
         let h = host(names[next(names.len() as u64) as usize]);
         let change = match next(5) {
-            0 | 1 | 2 => {
+            0..=2 => {
                 let id = format!("{h}/p{}", next(4));
                 let g1 = groups[next(4) as usize];
                 let g2 = groups[next(4) as usize];
