@@ -2,10 +2,18 @@
 //! host (so peers of an offline host stay reachable), the queue of
 //! deliveries per host, and the receipts owed to senders' hosts.
 //!
-//! Owns the tables and every write to them; each write commits durably
-//! before it returns, so the hub acknowledges a forward only once it is on
-//! disk, and a restart (even `kill -9`) loses nothing acknowledged. Only the
-//! hub process opens the file. Must not decide routing (the roster does).
+//! Owns the tables and every write to them. Queuing a message commits
+//! durably before it returns, so the hub acknowledges a forward only once
+//! it is on disk, and a restart (even `kill -9`) loses nothing
+//! acknowledged. The bookkeeping after that (a delivery taken off a queue
+//! with its receipt, receipts acknowledged, rosters) commits without its
+//! own fsync and becomes durable with the next durable commit ([`flush`]
+//! at the latest): losing it to a crash only repeats idempotent steps (a
+//! delivery the host stores once, a receipt it applies once, a roster every
+//! host sends again when it links). Only the hub process opens the file.
+//! Must not decide routing (the roster does).
+//!
+//! [`flush`]: HubStore::flush
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -155,6 +163,22 @@ impl HubStore {
         Ok(out)
     }
 
+    /// A write transaction whose commit does not wait for the disk (see
+    /// the module's doc).
+    fn lazy_write(&self) -> Result<WriteTransaction, HubStoreError> {
+        let mut txn = self.db.begin_write()?;
+        txn.set_durability(redb::Durability::None)
+            .map_err(|e| HubStoreError::Db(Box::new(e.into())))?;
+        Ok(txn)
+    }
+
+    /// Makes every earlier write durable.
+    pub fn flush(&self) -> Result<(), HubStoreError> {
+        let txn = self.db.begin_write()?;
+        txn.commit()?;
+        Ok(())
+    }
+
     /// Records a host's roster.
     pub fn put_host(&self, name: &HostName, entry: &HostEntry) -> Result<(), HubStoreError> {
         let stored = StoredHost {
@@ -162,7 +186,7 @@ impl HubStore {
             last_seen: entry.last_seen,
             version: entry.version.clone(),
         };
-        let txn = self.db.begin_write()?;
+        let txn = self.lazy_write()?;
         txn.open_table(HOSTS)?
             .insert(name.as_str(), codec::encode(&stored)?.as_slice())?;
         txn.commit()?;
@@ -258,7 +282,7 @@ impl HubStore {
         seq: u64,
         gone: &[PeerId],
     ) -> Result<Option<DeliveryDone>, HubStoreError> {
-        let txn = self.db.begin_write()?;
+        let txn = self.lazy_write()?;
         let Some(queued) = take_queued(&txn, host, seq)? else {
             return Ok(None);
         };
@@ -329,7 +353,7 @@ impl HubStore {
 
     /// `host` has the receipts up to `seq`.
     pub fn ack_receipts(&self, host: &HostName, seq: u64) -> Result<(), HubStoreError> {
-        let txn = self.db.begin_write()?;
+        let txn = self.lazy_write()?;
         {
             let mut table = txn.open_table(RECEIPTS)?;
             let keys: Vec<u64> = table

@@ -163,6 +163,13 @@ impl Actor for HubCore {
         })
     }
 
+    async fn post_stop(&self, _: CoreRef, state: &mut CoreState) -> Result<(), ActorProcessingErr> {
+        if let Err(e) = state.store.flush() {
+            tracing::error!("cannot flush the hub's store: {e}");
+        }
+        Ok(())
+    }
+
     async fn handle(
         &self,
         _: CoreRef,
