@@ -44,8 +44,9 @@ struct Link<'a> {
     calls: HashMap<u64, oneshot::Sender<Result<String, String>>>,
     /// The last lane call number used.
     last_call: u64,
-    /// Answers of lane calls served here, to send back.
-    answers: mpsc::UnboundedSender<LaneAnswer>,
+    /// Frames to send once something finished off the loop (a commit, a
+    /// lane call served here), or why the link must end.
+    later: mpsc::UnboundedSender<Result<Frame, String>>,
 }
 
 /// Runs the link until it fails (returns why) or `stop` fires.
@@ -59,7 +60,7 @@ pub(super) async fn run(
     let (connection, send, recv) = session.into_parts();
     let (tx, mut frames) = mpsc::channel(WINDOW);
     let reader = tokio::spawn(read_frames(recv, tx));
-    let (answers, mut answered) = mpsc::unbounded_channel();
+    let (later, mut ready) = mpsc::unbounded_channel();
     let (calls_tx, mut calls) = mpsc::channel(WINDOW);
     if let Ok(mut slot) = ctx.hub_calls.lock() {
         *slot = Some(calls_tx);
@@ -72,7 +73,7 @@ pub(super) async fn run(
         inflight: 0,
         calls: HashMap::new(),
         last_call: 0,
-        answers,
+        later,
     };
     let mut directory = ctx.directory.subscribe();
     let mut epoch = ctx.mail_epoch.clone();
@@ -97,7 +98,7 @@ pub(super) async fn run(
                 }
                 Ok(()) = epoch.changed() => link.pump().await?,
                 Some(out) = calls.recv() => link.lane_call(out).await?,
-                Some(answer) = answered.recv() => link.write(Frame::LaneAnswer(answer)).await?,
+                Some(done) = ready.recv() => link.write(done?).await?,
                 _ = ticker.tick() => match liveness.tick(std::time::Instant::now()) {
                     Tick::Ping(nonce) => link.write(Frame::Ping { nonce }).await?,
                     Tick::Wait => {}
@@ -150,6 +151,31 @@ impl Link<'_> {
         write_frame(&mut self.send, &frame, DEFAULT_MAX_FRAME)
             .await
             .map_err(|e| format!("cannot write to the hub: {e}"))
+    }
+
+    /// Runs `work` off the loop; its frame (if any) is sent when it is done,
+    /// and its failure ends the link (the hub sends again what was not
+    /// acknowledged).
+    fn after<T, F>(&self, work: F)
+    where
+        T: Into<Option<Frame>>,
+        F: std::future::Future<Output = Result<T, flotilla_actors::store::StoreError>>
+            + Send
+            + 'static,
+    {
+        let later = self.later.clone();
+        tokio::spawn(async move {
+            match work.await {
+                Ok(done) => {
+                    if let Some(frame) = done.into() {
+                        let _ = later.send(Ok(frame));
+                    }
+                }
+                Err(e) => {
+                    let _ = later.send(Err(format!("cannot store what the hub sent: {e}")));
+                }
+            }
+        });
     }
 
     /// Sends a lane call for another host, after any roster change (so the
@@ -208,42 +234,56 @@ impl Link<'_> {
                     let _ = registry.cast(RegistryMsg::Republish);
                 }
             }
+            // Each write is queued on the store now, in arrival order, and
+            // acknowledged once it is on disk; meanwhile the loop goes on, so
+            // many share one commit.
             Frame::Deliver(deliver) => {
                 let (seq, id) = (deliver.seq, deliver.message.id.clone());
-                let gone = self
+                let stored = self
                     .ctx
                     .commit
-                    .accept_delivery(deliver)
+                    .submit_delivery(deliver)
                     .await
                     .map_err(store)?;
-                self.write(Frame::Delivered(Delivered { seq, id, gone }))
-                    .await?;
+                self.after(async move {
+                    let gone = stored.await?;
+                    Ok(Frame::Delivered(Delivered { seq, id, gone }))
+                });
             }
             Frame::Forwarded(verdict) => {
-                self.ctx
+                let stored = self
+                    .ctx
                     .commit
-                    .forwarded(verdict.id, verdict.outcome)
+                    .submit_forwarded(verdict.id, verdict.outcome)
                     .await
                     .map_err(store)?;
+                self.after(async move { stored.await.map(|()| None) });
+                // The queue position is past it already: nothing is sent twice.
                 self.inflight = self.inflight.saturating_sub(1);
                 self.pump().await?;
             }
             Frame::Receipt(receipt) => {
                 let seq = receipt.seq;
-                self.ctx.commit.receipt(receipt).await.map_err(store)?;
-                self.write(Frame::ReceiptAck { seq }).await?;
+                let stored = self
+                    .ctx
+                    .commit
+                    .submit_receipt(receipt)
+                    .await
+                    .map_err(store)?;
+                self.after(async move { stored.await.map(|()| Frame::ReceiptAck { seq }) });
             }
             Frame::LaneCall(call) => {
                 let ctx = self.ctx.clone();
-                let answers = self.answers.clone();
+                let later = self.later.clone();
                 tokio::spawn(async move {
                     let (number, asker) = (call.call, call.host.clone());
                     let result = crate::remote_lanes::serve::serve(&ctx, call).await;
-                    let _ = answers.send(LaneAnswer {
+                    let answer = LaneAnswer {
                         call: number,
                         host: asker,
                         result,
-                    });
+                    };
+                    let _ = later.send(Ok(Frame::LaneAnswer(answer)));
                 });
             }
             Frame::LaneAnswer(answer) => {
