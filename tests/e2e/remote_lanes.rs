@@ -204,3 +204,27 @@ fn a_remote_lane_keeps_running_while_the_link_is_down_and_is_collected_after() {
     assert_eq!(c, 0, "{v}");
     assert_eq!(v["result"], "done");
 }
+
+#[test]
+fn a_lane_placed_from_another_host_follows_its_owner_when_it_leaves() {
+    let (_hub, _server, laptop, work) = federation();
+    laptop.ok(&["peer", "join", "temp", "-g", "proj"]);
+    let marker = unique(8);
+    let slow = format!("sleep {marker}");
+    laptop.ok(&[
+        "lane", "start", "--host", "work", "--as", "temp", "--cli", "exec", "-n", "orphan", "--",
+        "sh", "-c", &slow,
+    ]);
+    wait_until("the orphan's process on work", PATIENCE, || {
+        running_with(&slow)
+    });
+    laptop.ok(&["peer", "leave", "temp", "--force"]);
+    wait_until("the orphan to be archived on work", PATIENCE, || {
+        work.json(&["lane", "status", "orphan"])["phase"] == "archived"
+    });
+    assert_eq!(
+        work.json(&["lane", "status", "orphan"])["last_status"],
+        "interrupted"
+    );
+    wait_until("no leftover process", PATIENCE, || !running_with(&slow));
+}

@@ -66,12 +66,14 @@ fn own(record: PeerRecord) -> RosterPeer {
 
 /// Applies the hub's announcement to the remote peers this host knows.
 /// Peers the hub claims for this host are ignored: this host's own peers
-/// come from its own store only.
+/// come from its own store only. Returns the peers that are gone (left,
+/// or no longer visible), so lanes they owned here can follow them.
 pub fn apply_remote(
     host: &HostName,
     remote: &mut BTreeMap<PeerId, RosterPeer>,
     delta: RosterDelta,
-) {
+) -> Vec<PeerId> {
+    let before: Vec<PeerId> = remote.keys().cloned().collect();
     if delta.reset {
         remote.clear();
     }
@@ -83,6 +85,10 @@ pub fn apply_remote(
             remote.insert(p.record.id.clone(), p);
         }
     }
+    before
+        .into_iter()
+        .filter(|id| !remote.contains_key(id))
+        .collect()
 }
 
 #[cfg(test)]
@@ -126,5 +132,16 @@ mod tests {
         apply_remote(&host, &mut remote, delta);
         let ids: Vec<String> = remote.keys().map(ToString::to_string).collect();
         assert_eq!(ids, ["w/real"]);
+        let again = RosterDelta {
+            reset: true,
+            upserts: vec![own(peer("w/other"))],
+            removed: Vec::new(),
+        };
+        let gone = apply_remote(&host, &mut remote, again);
+        assert_eq!(
+            gone,
+            [PeerId::parse("w/real").expect("id")],
+            "a reset drops who is not in it"
+        );
     }
 }

@@ -227,8 +227,16 @@ impl Link<'_> {
             }
             Frame::Ping { nonce } => self.write(Frame::Pong { nonce }).await?,
             Frame::RosterDelta(delta) => {
-                if let Ok(mut remote) = self.ctx.remote.write() {
-                    apply_remote(&self.ctx.host, &mut remote, delta);
+                let gone = match self.ctx.remote.write() {
+                    Ok(mut remote) => apply_remote(&self.ctx.host, &mut remote, delta),
+                    Err(_) => Vec::new(),
+                };
+                // A lane placed from another host follows its owner as a
+                // local one does (a non-persistent lane is archived).
+                if let Some(lanes) = self.ctx.children.lanes() {
+                    for owner in gone {
+                        let _ = lanes.cast(crate::lanes::LaneSupervisorMsg::OwnerLeft(owner));
+                    }
                 }
                 if let Some(registry) = self.ctx.children.registry() {
                     let _ = registry.cast(RegistryMsg::Republish);
