@@ -28,6 +28,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::private_file::{self, StoreError};
 
+/// How long an expired or used invite is remembered.
+pub const FORGET_AFTER: Duration = Duration::from_secs(7 * 24 * 3600);
+
 /// One certificate issued to a host, as `hub revoke` needs it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IssuedRecord {
@@ -111,12 +114,38 @@ impl EnrollStore {
             expires_unix: unix_seconds(expires),
         };
         self.prepare()?;
+        self.prune(now);
         private_file::write_json(&self.pending(&token_id), &invite)?;
         Ok(NewInvite {
             token_id,
             secret,
             expires,
         })
+    }
+
+    /// Forgets invites that expired, or were used, more than [`FORGET_AFTER`]
+    /// ago (until then a join with them is told why it is refused). Best
+    /// effort: a file that cannot be read or removed stays.
+    pub fn prune(&self, now: SystemTime) {
+        let cutoff = now.checked_sub(FORGET_AFTER).map(unix_seconds).unwrap_or(0);
+        for (dir, used) in [(self.dir.clone(), false), (self.dir.join("used"), true)] {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for path in entries.flatten().map(|e| e.path()) {
+                if path.extension().is_none_or(|x| x != "json") {
+                    continue;
+                }
+                let stale = match private_file::read_json::<Invite>(&path) {
+                    Ok(Some(invite)) if used => invite.created_unix < cutoff,
+                    Ok(Some(invite)) => invite.expires_unix < cutoff,
+                    _ => false,
+                };
+                if stale {
+                    let _ = std::fs::remove_file(&path);
+                }
+            }
+        }
     }
 
     fn prepare(&self) -> Result<(), StoreError> {
@@ -200,6 +229,37 @@ mod tests {
             InviteState::Used
         );
         assert_eq!(store.state("../x").expect("state"), InviteState::Unknown);
+    }
+
+    #[test]
+    fn old_invites_are_forgotten_recent_ones_kept() {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = EnrollStore::new(dir.path().join("enroll"));
+        let host = HostName::new("laptop").expect("host");
+        let long_ago = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let old = store
+            .create_invite(&host, Duration::from_secs(60), long_ago)
+            .expect("old");
+        let used = store
+            .create_invite(&host, Duration::from_secs(60), long_ago)
+            .expect("used");
+        assert!(store.consume(&used.token_id).expect("consume"));
+        let now = long_ago + FORGET_AFTER + Duration::from_secs(3600);
+        let fresh = store
+            .create_invite(&host, Duration::from_secs(60), now)
+            .expect("fresh");
+        assert!(matches!(
+            store.state(&old.token_id),
+            Ok(InviteState::Unknown)
+        ));
+        assert!(matches!(
+            store.state(&used.token_id),
+            Ok(InviteState::Unknown)
+        ));
+        assert!(matches!(
+            store.state(&fresh.token_id),
+            Ok(InviteState::Pending(_))
+        ));
     }
 
     #[test]
