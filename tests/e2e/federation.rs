@@ -163,9 +163,8 @@ fn peers_on_three_hosts_reach_each_other_only_within_their_groups() {
 }
 
 /// A hub (with `hub_server_extra` in its `[hub_server]`), `laptop` with
-/// `lead` and `work` with `builder`, both in `proj`; `work` then goes
-/// down, and this returns once the hub and laptop know it is offline.
-fn offline_work(hub_server_extra: &str) -> (TestHome, Running, TestHome, TestHome) {
+/// `lead` and `work` with `builder`, both in `proj`, once lead sees builder.
+fn two_hosts(hub_server_extra: &str) -> (TestHome, Running, TestHome, TestHome) {
     let (hub, addr) = hub_home();
     let config = std::fs::read_to_string(hub.path().join("config.toml")).expect("config");
     // [hub_server] is the last table `hub init` writes.
@@ -178,6 +177,13 @@ fn offline_work(hub_server_extra: &str) -> (TestHome, Running, TestHome, TestHom
     laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
     work.ok(&["peer", "join", "builder", "-g", "proj"]);
     wait_visible(&laptop, "lead", "work/builder");
+    (hub, server, laptop, work)
+}
+
+/// [`two_hosts`], then `work` goes down; returns once laptop knows it is
+/// offline.
+fn offline_work(hub_server_extra: &str) -> (TestHome, Running, TestHome, TestHome) {
+    let (hub, server, laptop, work) = two_hosts(hub_server_extra);
     work.ok(&["down"]);
     wait_until("the hub to mark work offline", PATIENCE, || {
         let roster = laptop.json(&["roster", "--all"]);
@@ -271,16 +277,7 @@ fn a_full_queue_at_the_hub_is_an_error_the_sender_sees_at_once() {
 
 #[test]
 fn a_kill_of_the_hub_during_a_stream_loses_nothing_acknowledged() {
-    let (hub, addr) = hub_home();
-    let mut server = run_hub(&hub);
-    let mut laptop = host_home(&hub, "laptop", &addr);
-    let mut work = host_home(&hub, "work", &addr);
-    start(&mut laptop, "laptop");
-    start(&mut work, "work");
-    laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
-    work.ok(&["peer", "join", "builder", "-g", "proj"]);
-    wait_visible(&laptop, "lead", "work/builder");
-
+    let (hub, mut server, laptop, work) = two_hosts("");
     const COUNT: usize = 60;
     let sender = std::thread::scope(|scope| {
         let stream = scope.spawn(|| {

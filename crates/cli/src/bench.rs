@@ -229,9 +229,24 @@ pub(crate) fn send_args(from: &str, to: &str, i: usize) -> Result<SendArgs> {
 /// Send-to-inbox latency: one message at a time, timed from the send call
 /// to the reader's inbox read returning it.
 async fn latency(home: &Home, n: usize) -> Result<(f64, f64)> {
-    let mut sender = ControlClient::connect(home).await?;
-    let mut reader = ControlClient::connect(home).await?;
-    let reader_name = PeerName::new("reader")?;
+    let times = timed_sends(home, "s0", home, "reader", "reader", n).await?;
+    Ok((percentile(&times, 0.5), percentile(&times, 0.99)))
+}
+
+/// Sends `n` messages one at a time from `from` (a peer of `sender`) to
+/// `to`, each timed from the send call until `reader_peer`'s waiting inbox
+/// read on `reader` returns it (then acknowledged); sorted.
+pub(crate) async fn timed_sends(
+    sender: &Home,
+    from: &str,
+    reader: &Home,
+    reader_peer: &str,
+    to: &str,
+    n: usize,
+) -> Result<Vec<Duration>> {
+    let mut sending = ControlClient::connect(sender).await?;
+    let mut reading = ControlClient::connect(reader).await?;
+    let reader_name = PeerName::new(reader_peer)?;
     let mut times = Vec::with_capacity(n);
     for i in 0..n {
         let fetch = InboxFetchArgs {
@@ -240,17 +255,20 @@ async fn latency(home: &Home, n: usize) -> Result<(f64, f64)> {
             limit: Some(10),
         };
         let pending = tokio::spawn(async move {
-            let got = reader.call(&fetch).await;
-            (reader, got)
+            let got = reading.call(&fetch).await;
+            (reading, got)
         });
         let start = Instant::now();
-        sender.call(&send_args("s0", "reader", i)?).await?;
+        sending.call(&send_args(from, to, i)?).await?;
         let (r, got) = pending.await?;
-        reader = r;
+        reading = r;
         let got = got?;
         times.push(start.elapsed());
+        if got.messages.is_empty() {
+            anyhow::bail!("message {i} did not reach {to} within 10 s");
+        }
         let ids = got.messages.iter().map(|m| m.id.clone()).collect();
-        reader
+        reading
             .call(&InboxAckArgs {
                 as_peer: reader_name.clone(),
                 ids,
@@ -258,7 +276,7 @@ async fn latency(home: &Home, n: usize) -> Result<(f64, f64)> {
             .await?;
     }
     times.sort();
-    Ok((percentile(&times, 0.5), percentile(&times, 0.99)))
+    Ok(times)
 }
 
 /// Messages per second with `senders` concurrent connections.

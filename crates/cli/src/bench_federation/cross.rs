@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::echo::EchoFigures;
 use super::{PATIENCE, start_host, start_hub, stop_hub};
-use crate::bench::{percentile, send_args};
+use crate::bench::{percentile, send_args, timed_sends};
 
 /// Concurrent senders in the throughput run (fewer if fewer messages).
 const SENDERS: usize = 4;
@@ -70,7 +70,7 @@ pub(crate) async fn measure(
     wait_visible(&mut c1, "a", "host2/b").await?;
     let latency_messages = messages.min(MAX_LATENCY_MESSAGES);
     eprintln!("cross-host latency: {latency_messages} messages, one at a time...");
-    let times = latency(first, second, latency_messages).await?;
+    let times = timed_sends(first, "a", second, "b", "host2/b", latency_messages).await?;
     eprintln!("cross-host throughput: {messages} messages from {senders} sender(s)...");
     let per_sec = flood(first, second, senders, messages).await?;
     for (c, d) in [(&mut c1, &mut d1), (&mut c2, &mut d2)] {
@@ -119,43 +119,6 @@ async fn wait_visible(c: &mut ControlClient, viewer: &str, peer: &str) -> Result
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-/// Send-to-inbox times across the hub, sorted, one message at a time.
-async fn latency(first: &Home, second: &Home, n: usize) -> Result<Vec<Duration>> {
-    let mut sender = ControlClient::connect(first).await?;
-    let mut reader = ControlClient::connect(second).await?;
-    let b = PeerName::new("b")?;
-    let mut times = Vec::with_capacity(n);
-    for i in 0..n {
-        let fetch = InboxFetchArgs {
-            as_peer: b.clone(),
-            wait_ms: 10_000,
-            limit: Some(10),
-        };
-        let pending = tokio::spawn(async move {
-            let got = reader.call(&fetch).await;
-            (reader, got)
-        });
-        let start = Instant::now();
-        sender.call(&send_args("a", "host2/b", i)?).await?;
-        let (r, got) = pending.await?;
-        reader = r;
-        let got = got?;
-        times.push(start.elapsed());
-        if got.messages.is_empty() {
-            bail!("message {i} did not reach host2/b within 10 s");
-        }
-        let ids = got.messages.iter().map(|m| m.id.clone()).collect();
-        reader
-            .call(&InboxAckArgs {
-                as_peer: b.clone(),
-                ids,
-            })
-            .await?;
-    }
-    times.sort();
-    Ok(times)
 }
 
 /// Messages per second from `senders` concurrent senders on the first host
