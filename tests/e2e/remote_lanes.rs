@@ -228,3 +228,35 @@ fn a_lane_placed_from_another_host_follows_its_owner_when_it_leaves() {
     );
     wait_until("no leftover process", PATIENCE, || !running_with(&slow));
 }
+
+#[test]
+fn a_bad_remote_lane_policy_stops_the_daemon_at_start_and_names_it() {
+    let home = TestHome::new();
+    let stderr = home.fails(
+        &[
+            "host",
+            "run",
+            "--allow-remote-lanes",
+            "exec,nope",
+            "--allow-remote-groups",
+            "g",
+        ],
+        1,
+    );
+    assert!(
+        stderr.contains("nope") && stderr.contains("allow_remote_lanes"),
+        "{stderr}"
+    );
+    let stderr = home.fails(
+        &[
+            "host",
+            "run",
+            "--allow-remote-lanes",
+            "exec",
+            "--allow-remote-groups",
+            "bad group",
+        ],
+        1,
+    );
+    assert!(stderr.contains("bad group"), "{stderr}");
+}

@@ -81,6 +81,16 @@ pub async fn run(home: Home, options: DaemonOptions) -> Result<(), DaemonError> 
         path: "--hub".into(),
         message,
     })?;
+    // A typo in the remote-lane policy is an error now, not a refusal of
+    // every request later.
+    crate::remote_lanes::policy::RemoteLanePolicy::new(
+        &config.allow_remote_lanes,
+        &config.allow_remote_groups,
+    )
+    .map_err(|message| ConfigError::Parse {
+        path: "config.toml or --allow-remote-lanes / --allow-remote-groups".into(),
+        message: format!("{message}. "),
+    })?;
     let host = options
         .name
         .or_else(|| config.name.clone())
