@@ -8,7 +8,9 @@ use std::sync::Arc;
 use flotilla_actors::federation::{LaneCall, RosterPeer};
 use flotilla_actors::model::{PeerKind, PeerRecord, Timestamp};
 use flotilla_actors::names::PeerName;
-use flotilla_actors::protocol::{ControlError, ErrorCode, LaneListReply, Request, reply_value};
+use flotilla_actors::protocol::{
+    ControlError, ErrorCode, LaneListReply, LaneStatusArgs, LaneView, Request, reply_value,
+};
 use serde_json::Value;
 
 use super::policy::RemoteLanePolicy;
@@ -37,21 +39,6 @@ async fn answer(ctx: &Arc<HostContext>, call: LaneCall) -> Result<Value, Control
     let args: Value = serde_json::from_str(&call.args)
         .map_err(|e| ControlError::new(ErrorCode::BadRequest, format!("bad arguments: {e}")))?;
     let mut request = Request::from_parts(&call.op, args)?;
-    let drive = |name: &PeerName| -> Result<(), ControlError> {
-        let lanes = ctx
-            .store
-            .load_lanes()
-            .map_err(crate::registry::store_error)?;
-        let lane = lanes.iter().find(|l| l.spec.name == *name).ok_or_else(|| {
-            ControlError::new(
-                ErrorCode::NotFound,
-                format!("{} has no lane {name}", ctx.host),
-            )
-        })?;
-        policy
-            .check_drive(&call.host, &lane.spec.owner)
-            .map_err(|why| forbidden(ctx, why))
-    };
     let list = matches!(request, Request::LaneList(_));
     match &mut request {
         Request::LaneStart(a) => {
@@ -65,12 +52,12 @@ async fn answer(ctx: &Arc<HostContext>, call: LaneCall) -> Result<Value, Control
             }
             remember_requester(ctx, &call);
         }
-        Request::LaneResume(a) => drive(&a.name)?,
-        Request::LaneWait(a) => drive(&a.name)?,
-        Request::LaneStatus(a) => drive(&a.name)?,
-        Request::LaneInterrupt(a) => drive(&a.name)?,
-        Request::LaneArchive(a) => drive(&a.name)?,
-        Request::LaneEvents(a) => drive(&a.name)?,
+        Request::LaneResume(a) => drive(ctx, &policy, &call, &a.name).await?,
+        Request::LaneWait(a) => drive(ctx, &policy, &call, &a.name).await?,
+        Request::LaneStatus(a) => drive(ctx, &policy, &call, &a.name).await?,
+        Request::LaneInterrupt(a) => drive(ctx, &policy, &call, &a.name).await?,
+        Request::LaneArchive(a) => drive(ctx, &policy, &call, &a.name).await?,
+        Request::LaneEvents(a) => drive(ctx, &policy, &call, &a.name).await?,
         Request::LaneList(_) | Request::LaneDoctor(_) => {
             policy.check_open().map_err(|why| forbidden(ctx, why))?
         }
@@ -90,6 +77,22 @@ async fn answer(ctx: &Arc<HostContext>, call: LaneCall) -> Result<Value, Control
         return Ok(reply_value(&reply));
     }
     Ok(value)
+}
+
+/// May the asking host drive lane `name`? Only if it placed it (the
+/// lane's owner is one of its peers). The owner comes from the lane itself.
+async fn drive(
+    ctx: &Arc<HostContext>,
+    policy: &RemoteLanePolicy,
+    call: &LaneCall,
+    name: &PeerName,
+) -> Result<(), ControlError> {
+    let status = Request::LaneStatus(LaneStatusArgs { name: name.clone() });
+    let view: LaneView = serde_json::from_value(crate::control::dispatch(ctx, status).await?)
+        .map_err(|e| ControlError::internal(e.to_string()))?;
+    policy
+        .check_drive(&call.host, &view.owner)
+        .map_err(|why| forbidden(ctx, why))
 }
 
 /// A fresh directory for a remote lane that named none: under this host's
