@@ -325,12 +325,12 @@ impl RegistryState {
                 .filter(|g| viewer.is_none_or(|v| v.is_member(g)))
                 .collect(),
             state: if !self.ctx.is_local(&p.id) {
-                let remote = self.ctx.remote_peers();
-                if remote.get(&p.id).is_some_and(|r| r.online) {
-                    "online"
-                } else {
-                    "offline"
-                }
+                let online = self
+                    .ctx
+                    .remote
+                    .read()
+                    .is_ok_and(|r| r.get(&p.id).is_some_and(|r| r.online));
+                if online { "online" } else { "offline" }
             } else if self.ctx.is_waiting(&p.id) {
                 "waiting"
             } else if active {

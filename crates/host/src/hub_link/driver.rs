@@ -169,18 +169,14 @@ impl Driver {
     ) -> Option<String> {
         self.liveness.reset();
         let ctx = self.ctx.clone();
-        let mut liveness = self.liveness.clone();
         let tracker = &mut self.tracker;
-        let slot = &ctx.hub_link;
         let mut on_rtt = |rtt: Duration| {
             tracker.round_trip(rtt);
-            if let Ok(mut s) = slot.write() {
-                *s = Some(tracker.clone());
+            if let Ok(mut slot) = ctx.hub_link.write() {
+                *slot = Some(tracker.clone());
             }
         };
-        let ended = super::session::run(&ctx, session, &mut liveness, &mut on_rtt, stop).await;
-        self.liveness = liveness;
-        ended
+        super::session::run(&self.ctx, session, &mut self.liveness, &mut on_rtt, stop).await
     }
 }
 
