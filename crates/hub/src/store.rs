@@ -33,6 +33,9 @@ const HOSTS: TableDefinition<&str, &[u8]> = TableDefinition::new("hosts");
 const QUEUE: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("queue");
 /// (host, message id) to its delivery seq: a message is queued once.
 const QUEUED_IDS: TableDefinition<(&str, &str), u64> = TableDefinition::new("queued_ids");
+/// (queued at, host, delivery seq): the queues by age, so expiry reads only
+/// what expires.
+const BY_AGE: TableDefinition<(u64, &str, u64), ()> = TableDefinition::new("queue_by_age");
 /// (sender's host, receipt seq) to encoded [`Receipt`].
 const RECEIPTS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("receipts");
 /// Counters: `seq` (deliveries and receipts share it).
@@ -131,6 +134,7 @@ impl HubStore {
         txn.open_table(HOSTS)?;
         txn.open_table(QUEUE)?;
         txn.open_table(QUEUED_IDS)?;
+        txn.open_table(BY_AGE)?;
         txn.open_table(RECEIPTS)?;
         txn.open_table(META)?;
         txn.commit()?;
@@ -224,6 +228,7 @@ impl HubStore {
         {
             let mut ids = txn.open_table(QUEUED_IDS)?;
             let mut queue = txn.open_table(QUEUE)?;
+            let mut by_age = txn.open_table(BY_AGE)?;
             for (host, to) in by_host {
                 let key = (host.as_str(), message.id.as_str());
                 if ids.get(key)?.is_some() {
@@ -238,6 +243,7 @@ impl HubStore {
                 };
                 queue.insert((host.as_str(), seq), codec::encode(&queued)?.as_slice())?;
                 ids.insert(key, seq)?;
+                by_age.insert((now.0, host.as_str(), seq), ())?;
                 let deliver = Deliver {
                     seq,
                     message: message.clone(),
@@ -311,12 +317,13 @@ impl HubStore {
     pub fn expire(&self, cutoff: Timestamp) -> Result<Vec<(HostName, Receipt)>, HubStoreError> {
         let txn = self.db.begin_write()?;
         let mut old = Vec::new();
-        for row in txn.open_table(QUEUE)?.iter()? {
-            let (key, bytes) = row?;
-            let queued: Queued = codec::decode(bytes.value(), RECORD_LIMIT)?;
-            if queued.queued_at < cutoff {
-                old.push((key.value().0.to_owned(), key.value().1));
-            }
+        for row in txn
+            .open_table(BY_AGE)?
+            .range((0, "", 0)..(cutoff.0, "", 0))?
+        {
+            let (key, _) = row?;
+            let (_, host, seq) = key.value();
+            old.push((host.to_owned(), seq));
         }
         let mut out = Vec::new();
         for (host, seq) in old {
@@ -390,6 +397,8 @@ fn take_queued(
     drop(queue);
     txn.open_table(QUEUED_IDS)?
         .remove((host.as_str(), queued.message.id.as_str()))?;
+    txn.open_table(BY_AGE)?
+        .remove((queued.queued_at.0, host.as_str(), seq))?;
     Ok(Some(queued))
 }
 
