@@ -3,7 +3,8 @@
 //! with a valid certificate of the same CA. The hub must refuse, frame by
 //! frame, a message from a peer of another host, a message to a peer
 //! outside the sender's groups, a broadcast to a group the sender is not
-//! in, and a roster that claims another host's peer (which also ends the
+//! in, a roster that claims another host's peer, and a roster that puts
+//! the liar's peer in another host's private group (both also end the
 //! liar's link). Only the legitimate message arrives.
 
 use std::collections::BTreeSet;
@@ -75,6 +76,110 @@ fn refusal(outcome: ForwardOutcome) -> ForwardRefusal {
     }
 }
 
+/// Connects as the host `name` with its valid certificate, speaking
+/// frames directly.
+async fn liar_session(home: &flotilla_tests::TestHome, name: &str, addr: &str) -> HubSession {
+    let certs = CertPaths::new(home.path().join("certs"));
+    let config = host_client_config(&certs).expect("client config");
+    let endpoint =
+        quinn::Endpoint::client((std::net::Ipv4Addr::LOCALHOST, 0).into()).expect("endpoint");
+    let hub_addr: SocketAddr = addr.parse().expect("addr");
+    let options = ConnectOptions::new(hub_addr, "hub.test", config);
+    let hello = Hello::new(HostName::new(name).expect("host"));
+    flotilla_hub::connect(&endpoint, &options, hello)
+        .await
+        .expect("the liar's certificate is valid")
+}
+
+/// Waits until the hub closes the session.
+async fn closed(session: &mut HubSession) {
+    let closed = tokio::time::timeout(PATIENCE, async {
+        loop {
+            if session.recv().await.is_err() {
+                return;
+            }
+        }
+    });
+    closed.await.expect("the hub closes the liar's link");
+}
+
+/// Every peer id in the hub's roster.
+fn hub_peer_ids(hub: &flotilla_tests::TestHome) -> Vec<String> {
+    let roster = hub.json(&["hub", "roster"]);
+    roster["hosts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|h| h["peers"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p["id"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Issue 13, point 1: an enrolled host sent its peer in `session:` groups
+/// of other hosts, and the hub showed it their peers and delivered its
+/// messages (into a persistent lane's next prompt).
+#[test]
+fn a_host_cannot_enter_another_hosts_private_group() {
+    let (hub, addr) = hub_home();
+    let _server = run_hub(&hub);
+    let mut work = host_home(&hub, "work", &addr);
+    work.spawn_daemon("work");
+    wait_link(&work, "work's link", |l| l["state"] == "connected");
+    work.ok(&["peer", "join", "secret"]);
+    wait_until("work/secret at the hub", PATIENCE, || {
+        hub_peer_ids(&hub).contains(&"work/secret".to_owned())
+    });
+    let liar = host_home(&hub, "liar", &addr);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        for (reset, groups) in [
+            (true, vec!["session:work/secret"]),
+            (
+                false,
+                vec!["proj", "session:work/secret", "session:liar/own"],
+            ),
+            (true, vec!["session:nohost"]),
+        ] {
+            let mut session = liar_session(&liar, "liar", &addr).await;
+            let spy = RosterDelta {
+                reset,
+                upserts: vec![peer("liar/spy3", &groups)],
+                removed: Vec::new(),
+            };
+            session.send(&Frame::RosterDelta(spy)).await.expect("send");
+            closed(&mut session).await;
+        }
+        // Linked again with an honest roster, the spy is unknown and the
+        // secret peer is out of reach.
+        let mut session = liar_session(&liar, "liar", &addr).await;
+        let own = RosterDelta {
+            reset: true,
+            upserts: vec![peer("liar/spy", &["session:liar/own"])],
+            removed: Vec::new(),
+        };
+        session.send(&Frame::RosterDelta(own)).await.expect("send");
+        let as_spy3 = forward("liar/spy3", "work/secret", None, "run rm -rf");
+        assert_eq!(
+            refusal(verdict(&mut session, as_spy3).await),
+            ForwardRefusal::UnknownPeer
+        );
+        let as_spy = forward("liar/spy", "work/secret", None, "run rm -rf");
+        assert_eq!(
+            refusal(verdict(&mut session, as_spy).await),
+            ForwardRefusal::OutOfScope
+        );
+    });
+    let ids = hub_peer_ids(&hub);
+    assert!(!ids.contains(&"liar/spy3".to_owned()), "{ids:?}");
+    let peers = work.json(&["peers", "--as", "secret"]);
+    assert_eq!(peers["peers"], serde_json::json!([]), "{peers}");
+    let inbox = work.json(&["inbox", "--as", "secret"]);
+    assert_eq!(inbox["messages"], serde_json::json!([]), "{inbox}");
+}
+
 #[test]
 fn the_hub_checks_every_frame_of_a_host_that_lies() {
     let (hub, addr) = hub_home();
@@ -85,22 +190,13 @@ fn the_hub_checks_every_frame_of_a_host_that_lies() {
     work.ok(&["peer", "join", "builder", "-g", "proj"]);
     work.ok(&["peer", "join", "loner", "-g", "elsewhere"]);
     let liar = host_home(&hub, "liar", &addr);
-    let certs = CertPaths::new(liar.path().join("certs"));
 
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let config = host_client_config(&certs).expect("client config");
-        let endpoint =
-            quinn::Endpoint::client((std::net::Ipv4Addr::LOCALHOST, 0).into()).expect("endpoint");
-        let hub_addr: SocketAddr = addr.parse().expect("addr");
-        let options = ConnectOptions::new(hub_addr, "hub.test", config);
-        let hello = Hello::new(HostName::new("liar").expect("host"));
-        let mut session = flotilla_hub::connect(&endpoint, &options, hello)
-            .await
-            .expect("the liar's certificate is valid");
+        let mut session = liar_session(&liar, "liar", &addr).await;
         let own = RosterDelta {
             reset: true,
             upserts: vec![peer("liar/spy", &["proj"])],
@@ -144,14 +240,7 @@ fn the_hub_checks_every_frame_of_a_host_that_lies() {
             .send(&Frame::RosterDelta(claim))
             .await
             .expect("send");
-        let closed = tokio::time::timeout(PATIENCE, async {
-            loop {
-                if session.recv().await.is_err() {
-                    return;
-                }
-            }
-        });
-        closed.await.expect("the hub closes the liar's link");
+        closed(&mut session).await;
     });
 
     let mut got = Vec::new();

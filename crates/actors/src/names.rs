@@ -185,6 +185,12 @@ impl GroupName {
     pub fn is_session(&self) -> bool {
         self.0.starts_with(SESSION_PREFIX)
     }
+
+    /// The peer whose private group this is; `None` for an ordinary group
+    /// and for a `session:` group that names no valid peer.
+    pub fn session_owner(&self) -> Option<PeerId> {
+        PeerId::parse(self.0.strip_prefix(SESSION_PREFIX)?).ok()
+    }
 }
 
 impl MessageId {
@@ -295,6 +301,12 @@ mod tests {
         let id = PeerId::parse("laptop/lead").expect("valid");
         assert_eq!(id.to_string(), "laptop/lead");
         assert_eq!(GroupName::session(&id).as_str(), "session:laptop/lead");
+        assert_eq!(GroupName::session(&id).session_owner(), Some(id.clone()));
+        assert_eq!(GroupName::new("proj").expect("g").session_owner(), None);
+        assert_eq!(
+            GroupName::new("session:junk").expect("g").session_owner(),
+            None
+        );
         assert!(PeerId::parse("laptop").is_err());
         assert!(PeerId::parse("lap top/lead").is_err());
         let json = serde_json::to_string(&id).expect("serialize");

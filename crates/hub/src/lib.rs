@@ -15,6 +15,7 @@ pub mod discovery;
 pub mod endpoint;
 pub mod enroll;
 pub mod enroll_store;
+pub mod grants;
 pub mod link;
 pub mod live;
 mod private_file;

@@ -5,8 +5,10 @@
 //! Owns the group index and the views sent to hosts (so that only changes
 //! travel). Every decision is taken here, at the moment a frame arrives:
 //! a host speaks only for its own peers (the name in its certificate, never
-//! a claim in a frame), and a message reaches only peers that share a group
-//! with its sender, or the members of the broadcast group the sender is in.
+//! a claim in a frame), puts them in another host's private group only
+//! where the hub granted it ([`crate::grants`]), and a message reaches only
+//! peers that share a group with its sender, or the members of the
+//! broadcast group the sender is in.
 //! Must not touch sockets, the store or the clock (callers pass `now`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -14,6 +16,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use flotilla_actors::federation::{Forward, ForwardRefusal, RosterDelta, RosterPeer};
 use flotilla_actors::model::{PeerRecord, Timestamp};
 use flotilla_actors::names::{GroupName, HostName, PeerId};
+
+use crate::grants::{ForeignPrivateGroup, SessionGrants};
 
 /// What the hub knows of one host.
 #[derive(Debug, Clone, Default)]
@@ -28,14 +32,22 @@ pub struct HostEntry {
     pub version: String,
 }
 
-/// Why a host's roster change was refused.
+/// Why a host's roster change was refused (as a whole; the hub then
+/// closes the host's link).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{host} spoke for {peer}, a peer of another host; the change was refused")]
-pub struct NotOwner {
-    /// The host that sent the change.
-    pub host: HostName,
-    /// The peer it claimed.
-    pub peer: PeerId,
+#[non_exhaustive]
+pub enum RosterRefusal {
+    /// It spoke for a peer of another host.
+    #[error("{host} spoke for {peer}, a peer of another host; the change was refused")]
+    NotOwner {
+        /// The host that sent the change.
+        host: HostName,
+        /// The peer it claimed.
+        peer: PeerId,
+    },
+    /// It put a peer in another host's private group.
+    #[error(transparent)]
+    ForeignPrivateGroup(#[from] ForeignPrivateGroup),
 }
 
 /// What a roster change touched, for [`HubRoster::view_deltas`].
@@ -64,20 +76,55 @@ pub struct HubRoster {
     groups: HashMap<GroupName, BTreeSet<PeerId>>,
     /// What each linked host was last told it may see.
     sent: HashMap<HostName, BTreeMap<PeerId, RosterPeer>>,
+    /// Memberships in other hosts' private groups that the hub created.
+    grants: SessionGrants,
 }
 
 impl HubRoster {
-    /// A roster rebuilt from stored hosts, all offline.
-    pub fn new(hosts: impl IntoIterator<Item = (HostName, HostEntry)>) -> Self {
-        let mut roster = Self::default();
+    /// A roster rebuilt from stored hosts, all offline, and the stored
+    /// grants. A stored peer the grants do not allow (kept by a release
+    /// that did not check) is left out.
+    pub fn new(
+        hosts: impl IntoIterator<Item = (HostName, HostEntry)>,
+        grants: SessionGrants,
+    ) -> Self {
+        let mut roster = Self {
+            grants,
+            ..Self::default()
+        };
         for (name, mut entry) in hosts {
             entry.online = false;
+            entry
+                .peers
+                .retain(|_, peer| match roster.grants.check(&name, peer) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        tracing::warn!("stored roster: {e}; the peer is left out");
+                        false
+                    }
+                });
             for peer in entry.peers.values() {
                 roster.index(peer);
             }
             roster.hosts.insert(name, entry);
         }
         roster
+    }
+
+    /// Lets `peer` be in `group`, another host's private group; whether
+    /// the grant is new.
+    pub fn grant(&mut self, peer: PeerId, group: GroupName) -> bool {
+        self.grants.grant(peer, group)
+    }
+
+    /// Takes back a grant that is not in use (its lane start failed);
+    /// whether it was taken back.
+    pub fn revoke(&mut self, peer: &PeerId, group: &GroupName) -> bool {
+        let in_use = self.peer(peer).is_some_and(|p| p.groups.contains(group));
+        if !in_use {
+            self.grants.revoke(peer, group);
+        }
+        !in_use
     }
 
     /// Every host, by name.
@@ -143,18 +190,22 @@ impl HubRoster {
     }
 
     /// Applies a host's report of its own peers. Refused as a whole if it
-    /// names a peer of another host. Returns what changed.
-    pub fn apply(&mut self, host: &HostName, delta: &RosterDelta) -> Result<Change, NotOwner> {
+    /// names a peer of another host or puts a peer in a private group of
+    /// another host that the hub did not grant. Returns what changed.
+    pub fn apply(&mut self, host: &HostName, delta: &RosterDelta) -> Result<Change, RosterRefusal> {
         let claimed = delta
             .upserts
             .iter()
             .map(|p| &p.record.id)
             .chain(&delta.removed);
         if let Some(foreign) = claimed.into_iter().find(|id| id.host != *host) {
-            return Err(NotOwner {
+            return Err(RosterRefusal::NotOwner {
                 host: host.clone(),
                 peer: foreign.clone(),
             });
+        }
+        for p in &delta.upserts {
+            self.grants.check(host, &p.record)?;
         }
         let entry = self.hosts.entry(host.clone()).or_default();
         let mut touched: Vec<PeerRecord> = Vec::new();

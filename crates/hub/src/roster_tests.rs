@@ -1,6 +1,7 @@
 //! Tests of the hub's roster and routing rules.
 
 use super::*;
+use crate::grants::SessionGrants;
 use flotilla_actors::model::{Message, PeerKind};
 use flotilla_actors::names::MessageId;
 
@@ -76,7 +77,10 @@ fn a_host_cannot_speak_for_a_peer_of_another_host() {
     let mut r = roster();
     let claim = reset(vec![peer("work/builder", &["proj", "evil"])]);
     let err = r.apply(&host("laptop"), &claim).expect_err("refused");
-    assert_eq!(err.peer.to_string(), "work/builder");
+    assert!(
+        matches!(&err, RosterRefusal::NotOwner { peer, .. } if peer.to_string() == "work/builder"),
+        "{err:?}"
+    );
     let removal = RosterDelta {
         reset: false,
         upserts: Vec::new(),
@@ -185,8 +189,90 @@ fn a_roster_rebuilt_from_the_store_starts_offline() {
         last_seen: Timestamp(5),
         version: "0.1.0".into(),
     };
-    let r = HubRoster::new([(host("work"), stored)]);
+    let r = HubRoster::new([(host("work"), stored)], SessionGrants::default());
     assert!(!r.host(&host("work")).expect("work").online);
+}
+
+/// Issue 13, point 1: an enrolled host put its peer in other hosts'
+/// private groups and was accepted.
+#[test]
+fn a_host_cannot_put_its_peer_in_another_hosts_private_group() {
+    let mut r = roster();
+    for group in ["session:work/builder", "session:laptop/lead"] {
+        let spy = reset(vec![peer("mac/spy3", &["solo", group])]);
+        let err = r.apply(&host("mac"), &spy).expect_err("refused");
+        assert!(
+            matches!(&err, RosterRefusal::ForeignPrivateGroup(f) if f.group.as_str() == group),
+            "{err:?}"
+        );
+    }
+    // Nothing changed: the spy is not in the roster, and mac still sees
+    // nobody; a message from it to the private group's owner is refused.
+    assert!(r.peer(&PeerId::parse("mac/spy3").expect("id")).is_none());
+    assert!(r.view_for(&host("mac")).is_empty());
+    let f = forward("mac/other", &["work/builder"], None);
+    let (code, _) = r.admit(&host("mac"), &f).expect_err("out of scope");
+    assert_eq!(code, ForwardRefusal::OutOfScope);
+    // Its own private groups stay allowed.
+    let own = reset(vec![
+        peer("mac/other", &["solo"]),
+        peer("mac/lane", &["session:mac/other"]),
+    ]);
+    r.apply(&host("mac"), &own).expect("own private group");
+}
+
+#[test]
+fn a_granted_lane_joins_its_remote_owners_private_group_and_nothing_more() {
+    let mut r = roster();
+    let lead = PeerId::parse("laptop/lead").expect("id");
+    let lane = PeerId::parse("work/helper").expect("id");
+    assert!(r.grant(lane.clone(), GroupName::session(&lead)));
+    let joined = RosterDelta {
+        reset: false,
+        upserts: vec![peer("work/helper", &["session:laptop/lead"])],
+        removed: Vec::new(),
+    };
+    let change = r.apply(&host("work"), &joined).expect("granted");
+    assert!(change.watchers.contains(&host("laptop")));
+    assert!(r.view_for(&host("laptop")).contains_key(&lane));
+    // A grant in use is kept; one never used is taken back.
+    assert!(!r.revoke(&lane, &GroupName::session(&lead)));
+    assert!(r.apply(&host("work"), &joined).is_ok());
+    let unused = PeerId::parse("work/never").expect("id");
+    r.grant(unused.clone(), GroupName::session(&lead));
+    assert!(r.revoke(&unused, &GroupName::session(&lead)));
+    let sneaky = RosterDelta {
+        reset: false,
+        upserts: vec![peer("work/never", &["session:laptop/lead"])],
+        removed: Vec::new(),
+    };
+    assert!(r.apply(&host("work"), &sneaky).is_err());
+    // Another peer of the same host gets nothing from the lane's grant.
+    let other = RosterDelta {
+        reset: false,
+        upserts: vec![peer("work/other", &["session:laptop/lead"])],
+        removed: Vec::new(),
+    };
+    assert!(r.apply(&host("work"), &other).is_err());
+}
+
+#[test]
+fn a_stored_peer_in_an_ungranted_private_group_is_left_out_at_load() {
+    let spy = peer("mac/spy3", &["session:work/builder"]).record;
+    let ok = peer("mac/other", &["solo"]).record;
+    let stored = HostEntry {
+        peers: [(spy.id.clone(), spy.clone()), (ok.id.clone(), ok.clone())].into(),
+        ..HostEntry::default()
+    };
+    let r = HubRoster::new([(host("mac"), stored.clone())], SessionGrants::default());
+    assert!(r.peer(&spy.id).is_none());
+    assert!(r.peer(&ok.id).is_some());
+    let granted = SessionGrants::new([(
+        spy.id.clone(),
+        spy.groups.iter().next().cloned().expect("g"),
+    )]);
+    let r = HubRoster::new([(host("mac"), stored)], granted);
+    assert!(r.peer(&spy.id).is_some());
 }
 
 #[test]

@@ -21,7 +21,7 @@ use std::path::Path;
 use flotilla_actors::codec::{self, CodecError};
 use flotilla_actors::federation::{Deliver, Receipt, ReceiptState};
 use flotilla_actors::model::{Message, PeerRecord, Timestamp};
-use flotilla_actors::names::{HostName, PeerId};
+use flotilla_actors::names::{GroupName, HostName, PeerId};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +38,9 @@ const QUEUED_IDS: TableDefinition<(&str, &str), u64> = TableDefinition::new("que
 const BY_AGE: TableDefinition<(u64, &str, u64), ()> = TableDefinition::new("queue_by_age");
 /// (sender's host, receipt seq) to encoded [`Receipt`].
 const RECEIPTS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("receipts");
+/// (peer id, private group): memberships in another host's private group
+/// that the hub granted when it relayed a lane start ([`crate::grants`]).
+const GRANTS: TableDefinition<(&str, &str), ()> = TableDefinition::new("session_grants");
 /// Counters: `seq` (deliveries and receipts share it).
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
@@ -137,6 +140,7 @@ impl HubStore {
         txn.open_table(BY_AGE)?;
         txn.open_table(RECEIPTS)?;
         txn.open_table(META)?;
+        txn.open_table(GRANTS)?;
         txn.commit()?;
         Ok(Self { db })
     }
@@ -165,6 +169,40 @@ impl HubStore {
             out.push((name, entry));
         }
         Ok(out)
+    }
+
+    /// The private-group grants, as pairs; a pair that no longer parses is
+    /// skipped.
+    pub fn load_grants(&self) -> Result<Vec<(PeerId, GroupName)>, HubStoreError> {
+        let txn = self.db.begin_read()?;
+        let mut out = Vec::new();
+        for row in txn.open_table(GRANTS)?.iter()? {
+            let (key, _) = row?;
+            let (peer, group) = key.value();
+            if let (Ok(peer), Ok(group)) = (PeerId::parse(peer), GroupName::new(group)) {
+                out.push((peer, group));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records a grant durably, before the lane start that needs it is
+    /// relayed: a hub restart must not refuse the lane's roster entry.
+    pub fn put_grant(&self, peer: &PeerId, group: &GroupName) -> Result<(), HubStoreError> {
+        let txn = self.db.begin_write()?;
+        txn.open_table(GRANTS)?
+            .insert((peer.to_string().as_str(), group.as_str()), ())?;
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Forgets a grant.
+    pub fn drop_grant(&self, peer: &PeerId, group: &GroupName) -> Result<(), HubStoreError> {
+        let txn = self.lazy_write()?;
+        txn.open_table(GRANTS)?
+            .remove((peer.to_string().as_str(), group.as_str()))?;
+        txn.commit()?;
+        Ok(())
     }
 
     /// A write transaction whose commit does not wait for the disk (see

@@ -156,3 +156,20 @@ fn rosters_are_kept_for_offline_hosts() {
     assert_eq!(hosts.len(), 1);
     assert_eq!(hosts[0].1.version, "9");
 }
+
+#[test]
+fn private_group_grants_survive_a_reopen_and_can_be_dropped() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("hub.redb");
+    let lane = PeerId::parse("work/helper").expect("id");
+    let group = GroupName::session(&PeerId::parse("laptop/lead").expect("id"));
+    let other = PeerId::parse("work/other").expect("id");
+    {
+        let store = HubStore::open(&path).expect("open");
+        store.put_grant(&lane, &group).expect("grant");
+        store.put_grant(&other, &group).expect("grant");
+        store.drop_grant(&other, &group).expect("drop");
+    }
+    let store = HubStore::open(&path).expect("reopen");
+    assert_eq!(store.load_grants().expect("load"), vec![(lane, group)]);
+}

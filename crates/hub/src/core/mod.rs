@@ -9,7 +9,7 @@
 //! back. Must not touch sockets: sessions own their streams and only hand
 //! over frames through [`LinkHandle`]s.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -21,12 +21,19 @@ use flotilla_actors::names::HostName;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio::sync::mpsc;
 
+use crate::grants::SessionGrants;
 use crate::roster::{Change, HubRoster};
 use crate::store::{Depth, HubStore, size_of_message};
 use crate::transport::close;
 use crate::view::{self, HubRosterReply};
 
 mod relay;
+
+/// A lane's membership in its remote owner's private group.
+type Grant = (
+    flotilla_actors::names::PeerId,
+    flotilla_actors::names::GroupName,
+);
 
 /// Deliveries in flight to one host before the hub waits for acks.
 pub const WINDOW: usize = 256;
@@ -133,8 +140,9 @@ pub struct CoreState {
     /// Per linked host: the last delivery seq pushed, and how many are
     /// unacknowledged.
     pushed: HashMap<HostName, (u64, usize)>,
-    /// Lane calls relayed and not yet answered: (target, asking host, call).
-    calls: HashSet<(HostName, HostName, u64)>,
+    /// Lane calls relayed and not yet answered: (target, asking host, call)
+    /// to the private-group grant the call made, taken back if it fails.
+    calls: HashMap<(HostName, HostName, u64), Option<Grant>>,
 }
 
 impl Actor for HubCore {
@@ -147,7 +155,8 @@ impl Actor for HubCore {
         myself: CoreRef,
         args: CoreArgs,
     ) -> Result<CoreState, ActorProcessingErr> {
-        let roster = HubRoster::new(args.store.load_hosts()?);
+        let grants = SessionGrants::new(args.store.load_grants()?);
+        let roster = HubRoster::new(args.store.load_hosts()?, grants);
         let depths = args.store.depths()?;
         myself.send_interval(EXPIRY_SWEEP, || CoreMsg::Expire);
         let _ = myself.send_message(CoreMsg::Expire);
@@ -159,7 +168,7 @@ impl Actor for HubCore {
             links: HashMap::new(),
             depths,
             pushed: HashMap::new(),
-            calls: HashSet::new(),
+            calls: HashMap::new(),
         })
     }
 

@@ -3,12 +3,18 @@
 //! (never what the asking host claims), and the answer goes back only to
 //! the host that asked. A call to a host that is not linked is answered at
 //! once: nothing is queued, nothing falls back to running elsewhere.
+//!
+//! Relaying a lane start is the one way a host's peer enters another
+//! host's private group: the hub grants the lane its requester's private
+//! group (durably, before the call leaves) and takes the grant back if the
+//! start fails ([`crate::grants`]).
 
 use flotilla_actors::federation::{Frame, LaneAnswer, LaneCall};
 use flotilla_actors::names::HostName;
 use flotilla_actors::protocol::{ControlError, ErrorCode};
 
-use super::CoreState;
+use super::{CoreState, Grant};
+use crate::grants::lane_start_grant;
 
 impl CoreState {
     /// Relays a lane call to its target with the requester's verified
@@ -35,9 +41,15 @@ impl CoreState {
         {
             if self.links.contains_key(&target) && target != *host {
                 call.groups = groups;
-                self.calls.insert((target.clone(), host.clone(), call.call));
-                self.send(&target, Frame::LaneCall(call.clone()));
-                None
+                match self.grant_for(&target, &call) {
+                    Ok(grant) => {
+                        self.calls
+                            .insert((target.clone(), host.clone(), call.call), grant);
+                        self.send(&target, Frame::LaneCall(call.clone()));
+                        None
+                    }
+                    Err(why) => Some(refuse(ErrorCode::Unavailable, why)),
+                }
             } else {
                 Some(refuse(
                     ErrorCode::Unavailable,
@@ -60,13 +72,40 @@ impl CoreState {
         }
     }
 
-    /// Relays an answer to the host that asked, if it asked this host.
+    /// The private-group grant a lane start needs, recorded durably; `None`
+    /// when the call is not a start or the grant already existed.
+    fn grant_for(&mut self, target: &HostName, call: &LaneCall) -> Result<Option<Grant>, String> {
+        let Some((lane, group)) = lane_start_grant(target, &call.op, &call.args, &call.requester)
+        else {
+            return Ok(None);
+        };
+        if !self.roster.grant(lane.clone(), group.clone()) {
+            return Ok(None);
+        }
+        if let Err(e) = self.store.put_grant(&lane, &group) {
+            let _ = self.roster.revoke(&lane, &group);
+            tracing::error!("cannot record a private-group grant: {e}");
+            return Err(format!(
+                "the hub could not record the lane's membership in {group} ({e}); nothing was started, retry"
+            ));
+        }
+        Ok(Some((lane, group)))
+    }
+
+    /// Relays an answer to the host that asked, if it asked this host. A
+    /// failed start takes back the grant it made.
     pub(super) fn on_lane_answer(&mut self, host: &HostName, mut answer: LaneAnswer) {
         let asker = std::mem::replace(&mut answer.host, host.clone());
-        if self
+        if let Some(grant) = self
             .calls
             .remove(&(host.clone(), asker.clone(), answer.call))
         {
+            if let (Some((lane, group)), Err(_)) = (grant, &answer.result)
+                && self.roster.revoke(&lane, &group)
+                && let Err(e) = self.store.drop_grant(&lane, &group)
+            {
+                tracing::warn!("cannot forget an unused private-group grant: {e}");
+            }
             self.send(&asker, Frame::LaneAnswer(answer));
         } else {
             tracing::warn!(%host, call = answer.call, "an answer to no relayed call; dropped");
@@ -78,7 +117,7 @@ impl CoreState {
     pub(super) fn fail_calls_to(&mut self, host: &HostName) {
         let lost: Vec<_> = self
             .calls
-            .iter()
+            .keys()
             .filter(|(target, asker, _)| target == host || asker == host)
             .cloned()
             .collect();
