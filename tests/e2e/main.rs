@@ -2,6 +2,7 @@
 //! homes, talking over their real sockets. One binary (so it builds once);
 //! nextest runs its tests in the `e2e` group, a few at a time.
 
+mod agents;
 mod bench_federation;
 mod crash;
 mod daemon;

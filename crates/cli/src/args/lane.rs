@@ -100,8 +100,9 @@ pub(crate) struct LaneStartArgs {
     /// Also join every group of the owner.
     #[arg(long)]
     pub(crate) inherit_groups: bool,
-    /// The owner (default: the operator).
-    #[arg(long = "as", value_name = "PEER")]
+    /// The owner (default: FLOTILLA_PEER, which a lane's own processes
+    /// have, else the operator).
+    #[arg(long = "as", value_name = "PEER", env = "FLOTILLA_PEER")]
     pub(crate) as_peer: Option<String>,
     /// Extra environment for the CLI (repeatable).
     #[arg(long = "env", value_name = "K=V")]

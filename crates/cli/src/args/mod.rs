@@ -172,8 +172,9 @@ pub(crate) enum PeerCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct AsPeer {
-    /// Act as this peer of this host.
-    #[arg(long = "as", value_name = "NAME")]
+    /// Act as this peer of this host (inside a lane: the lane itself, from
+    /// FLOTILLA_PEER).
+    #[arg(long = "as", value_name = "NAME", env = "FLOTILLA_PEER")]
     pub(crate) as_peer: String,
 }
 

@@ -52,8 +52,10 @@ pub enum Launch {
         plan: CommandPlan,
         /// Working directory.
         cwd: PathBuf,
-        /// Extra environment (the lane's `--env`).
+        /// Extra environment (the lane's `--env`, then its identity).
         env: Vec<(String, String)>,
+        /// Inherited variables to remove.
+        env_remove: Vec<&'static str>,
     },
     /// Follow a shim that is already running (after a daemon restart).
     Adopt {
@@ -114,8 +116,13 @@ impl Actor for Connector {
         args: ConnectorArgs,
     ) -> Result<ConnectorState, ActorProcessingErr> {
         let (child, pid, replay_until) = match args.launch {
-            Launch::Spawn { plan, cwd, env } => {
-                let mut child = spawn_shim(&args.files, &plan, &cwd, &env)?;
+            Launch::Spawn {
+                plan,
+                cwd,
+                env,
+                env_remove,
+            } => {
+                let mut child = spawn_shim(&args.files, &plan, &cwd, &env, &env_remove)?;
                 let pid = child.id().ok_or("the lane shim exited at once")?;
                 // Wake the connector the moment the shim exits, rather than
                 // at its next poll.
@@ -211,9 +218,13 @@ fn spawn_shim(
     plan: &CommandPlan,
     cwd: &std::path::Path,
     env: &[(String, String)],
+    env_remove: &[&'static str],
 ) -> std::io::Result<tokio::process::Child> {
     let exe = std::env::current_exe()?;
     let mut cmd = tokio::process::Command::new(exe);
+    for name in env_remove {
+        cmd.env_remove(name);
+    }
     cmd.arg("lane-shim").arg("--dir").arg(&files.dir);
     if plan.stdin_prompt {
         cmd.arg("--stdin-prompt");

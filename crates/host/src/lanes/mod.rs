@@ -16,6 +16,7 @@
 pub mod cli;
 pub mod connector;
 pub mod doctor;
+pub mod identity;
 pub mod lane;
 mod notify;
 pub mod process;
@@ -433,4 +434,17 @@ pub(crate) async fn call<M: ractor::Message, T: Send + 'static>(
 /// Whether a lane should be listed.
 pub fn listed(phase: LanePhase, all: bool) -> bool {
     all || phase != LanePhase::Archived
+}
+
+/// The identity of a lane's processes.
+pub(crate) fn identity_of(ctx: &HostContext, spec: &LaneSpec) -> identity::LaneIdentity {
+    let peer = PeerId::new(ctx.host.clone(), spec.name.clone());
+    identity::LaneIdentity::new(ctx.home.root.as_deref(), peer)
+}
+
+/// Flotilla's MCP server for a lane, run by this executable; `None` when
+/// the executable cannot be found (the lane then runs without the tools).
+pub(crate) fn mcp_server_of(ctx: &HostContext, spec: &LaneSpec) -> Option<identity::McpServer> {
+    let exe = std::env::current_exe().ok()?;
+    Some(identity_of(ctx, spec).mcp_server(&exe.display().to_string()))
 }

@@ -93,6 +93,7 @@ pub(super) async fn relaunch(state: &mut LaneState, myself: &LaneRef, outcome: O
         turn,
         attempt,
     );
+    let mcp = super::mcp_server_of(&state.ctx, &state.record.spec);
     let planned = write_prompt(&files, &prompt)
         .map_err(|e| format!("cannot write the prompt: {e}"))
         .and_then(|()| {
@@ -107,6 +108,7 @@ pub(super) async fn relaunch(state: &mut LaneState, myself: &LaneRef, outcome: O
                 native_session: session.as_deref(),
                 prompt: &prompt,
                 prompt_file: &files.prompt(),
+                flotilla: mcp.as_ref(),
             })
         });
     match planned {

@@ -60,6 +60,7 @@ pub(super) async fn begin(
         .map_err(|e| ControlError::internal(format!("cannot write the prompt: {e}")))?;
     let program = state.ctx.config.cli_program(spec.cli, connector.program());
     let native = state.record.native_session.clone();
+    let mcp = super::mcp_server_of(&state.ctx, &spec);
     let turn_ctx = TurnContext {
         spec: &spec,
         program: &program,
@@ -67,6 +68,7 @@ pub(super) async fn begin(
         native_session: native.as_deref(),
         prompt: &prompt,
         prompt_file: &files.prompt(),
+        flotilla: mcp.as_ref(),
     };
     let plan = connector
         .command(&turn_ctx)
@@ -117,12 +119,16 @@ pub(super) async fn launch(
     connector: &'static dyn cli::CliConnector,
 ) {
     let spec = &state.record.spec;
+    let identity = super::identity_of(&state.ctx, spec);
+    let mut env = spec.env.clone();
+    env.extend(identity.env());
     let args = ConnectorArgs {
         files,
         launch: Launch::Spawn {
             plan,
             cwd: spec.cwd.clone().into(),
-            env: spec.env.clone(),
+            env,
+            env_remove: identity.env_removed(),
         },
         parser: connector.parser(spec),
         lane: myself.clone(),

@@ -128,6 +128,7 @@ mod tests {
             native_session: None,
             prompt: "p",
             prompt_file: std::path::Path::new("/tmp/p"),
+            flotilla: None,
         };
         let root = command(&turn, true).expect("plan");
         assert_eq!(root.argv[0], "/opt/claude");
@@ -150,6 +151,7 @@ mod tests {
             native_session: None,
             prompt: "p",
             prompt_file: std::path::Path::new("/tmp/p"),
+            flotilla: None,
         };
         assert!(command(&turn, false).is_err());
     }

@@ -291,6 +291,7 @@ pub(super) mod testing {
             native_session: session,
             prompt: "do the thing",
             prompt_file: Path::new("/tmp/prompt"),
+            flotilla: None,
         };
         connector.command(&turn)
     }

@@ -38,6 +38,9 @@ pub struct TurnContext<'a> {
     pub prompt: &'a str,
     /// The prompt file (fed to stdin when the plan asks for it).
     pub prompt_file: &'a Path,
+    /// Flotilla's MCP server for this lane, to register for this run only
+    /// where the CLI takes MCP servers per run.
+    pub flotilla: Option<&'a super::identity::McpServer>,
 }
 
 /// How to run one turn.
