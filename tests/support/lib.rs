@@ -5,6 +5,7 @@
 //! network namespaces.
 
 pub mod federation;
+pub mod mcp;
 pub mod model_server;
 pub mod netns;
 pub mod raw;

@@ -211,15 +211,23 @@ fn enrollment_code(e: &flotilla_host::enrollment::EnrollmentError) -> Option<Cla
     Some((code, name, None, None))
 }
 
+/// The JSON error envelope of an error (`{"error": {...}}`) and its exit
+/// code: what `--json` prints and what `flotilla mcp` returns as a tool
+/// error.
+pub(crate) fn envelope(err: &anyhow::Error) -> (serde_json::Value, u8) {
+    let (code, name, hint, details) = classify(err);
+    let obj = json!({"error": {"code": name, "exit": code, "message": format!("{err:#}"), "hint": hint, "details": details}});
+    (obj, code)
+}
+
 /// Prints an error and returns its exit code.
 pub(crate) fn report(err: &anyhow::Error, json: bool) -> ExitCode {
-    let (code, name, hint, details) = classify(err);
+    let (obj, code) = envelope(err);
     eprintln!("error: {err:#}");
-    if let Some(h) = &hint {
+    if let Some(h) = obj["error"]["hint"].as_str() {
         eprintln!("hint: {h}");
     }
     if json {
-        let obj = json!({"error": {"code": name, "exit": code, "message": format!("{err:#}"), "hint": hint, "details": details}});
         println!("{obj}");
     }
     ExitCode::from(code)

@@ -8,6 +8,7 @@ mod bench_federation;
 mod bench_lanes;
 mod commands;
 mod exit;
+mod mcp;
 mod output;
 mod shim;
 

@@ -66,6 +66,8 @@ pub(crate) enum Command {
     /// Measure Flotilla on this machine.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Serve Flotilla's tools to an agent over MCP (stdio), acting as one peer.
+    Mcp(McpArgs),
     /// Internal: supervises one lane turn's process (started by the daemon).
     #[command(hide = true)]
     LaneShim {
@@ -98,6 +100,14 @@ pub(crate) struct RunArgs {
     /// Only peers in one of these groups may place lanes here (default: config.toml's `allow_remote_groups`).
     #[arg(long, value_name = "GROUP,...", value_delimiter = ',')]
     pub(crate) allow_remote_groups: Option<Vec<String>>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    /// The peer the tools act as (a lane's processes have FLOTILLA_PEER);
+    /// without one only the read-only tools work.
+    #[arg(long = "as", value_name = "NAME", env = "FLOTILLA_PEER")]
+    pub(crate) as_peer: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -7,9 +7,9 @@ mod discover;
 mod doctor;
 mod enroll;
 mod hub;
-mod lane_client;
+pub(crate) mod lane_client;
 mod lanes;
-mod mail;
+pub(crate) mod mail;
 mod peers;
 
 use std::io::Read;
@@ -23,7 +23,7 @@ use crate::args::{CertsCommand, Cli, Command, HostCommand, HubCommand};
 use crate::exit::CliError;
 
 /// What every command needs.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Env {
     pub(crate) home: Home,
     pub(crate) json: bool,
@@ -70,6 +70,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Doctor => doctor::run(&env).await,
         Command::Lane(c) => lanes::run(&env, *c).await,
         Command::Bench(c) => crate::bench::run(&env, c).await,
+        Command::Mcp(a) => crate::mcp::run(env, a).await,
         Command::LaneShim {
             dir,
             stdin_prompt,
