@@ -19,9 +19,16 @@ struct Rig {
     env: VendorEnv,
     home: TestHome,
     cli: CliKind,
+    model: Option<String>,
 }
 
 impl Rig {
+    /// A rig whose lanes use `model` instead of the CLI's default.
+    fn with_model(mut self, model: &str) -> Self {
+        self.model = Some(model.to_owned());
+        self
+    }
+
     fn new(cli: CliKind, script: Script) -> Option<Self> {
         let server = ModelServer::start(script);
         let env = VendorEnv::new(&server);
@@ -34,10 +41,14 @@ impl Rig {
             env,
             home,
             cli,
+            model: None,
         })
     }
 
     fn model(&self) -> String {
+        if let Some(m) = &self.model {
+            return m.clone();
+        }
         match self.cli {
             CliKind::Pi | CliKind::Opencode => "fake/fake-model".into(),
             other => default_model(other).into(),
@@ -219,6 +230,87 @@ fn meets_its_deadline(cli: CliKind) {
     );
 }
 
+/// Issue 8, point 2: the lane's CLI calls Flotilla's `send` tool (MCP,
+/// registered for this run only; pi and grok, which take no MCP server
+/// per run, run `flotilla send` with the lane's identity instead) and the
+/// owner's inbox gets the message from the lane itself.
+fn messages_its_owner_as_itself(cli: CliKind) {
+    let Some(mut rig) = Rig::new(cli, Script::default()) else {
+        return;
+    };
+    if cli == CliKind::Codex {
+        // gpt-5.5 finds MCP tools through the hosted tool search, which the
+        // scripted model does not play; this model is offered them directly.
+        rig = rig.with_model("gpt-4.1");
+    }
+    rig.home.ok(&["peer", "join", "lead"]);
+    let body = format!("MCP-MARK from the {cli} lane");
+    let call = match cli {
+        CliKind::Pi | CliKind::Grok => Reply::Shell {
+            command: format!(
+                "{} send --to lead '{body}'",
+                flotilla_tests::flotilla_bin().display()
+            ),
+        },
+        _ => Reply::McpTool {
+            server: "flotilla".into(),
+            name: "send".into(),
+            args: serde_json::json!({"to": "lead", "body": body}),
+        },
+    };
+    if cli == CliKind::Qwen {
+        // Qwen offers MCP tools only once its tool search has found them,
+        // as a model would ask it to.
+        rig.server.push(Reply::Tool {
+            name: "tool_search".into(),
+            args: serde_json::json!({"query": "select:mcp__flotilla__send"}),
+        });
+    }
+    rig.server.push(call);
+    rig.server.push(Reply::text("sent it"));
+    let (code, v, err) = if cli == CliKind::Pi {
+        // pi offers its shell only outside the workspace mode.
+        let model = rig.model();
+        let workdir = rig.env.workdir().display().to_string();
+        rig.run(&[
+            "--json",
+            "lane",
+            "run",
+            "--cli",
+            "pi",
+            "-n",
+            "m",
+            "-m",
+            &model,
+            "-C",
+            &workdir,
+            "--prompt",
+            "tell lead",
+            "--as",
+            "lead",
+            "--permissions",
+            "default",
+        ])
+    } else {
+        rig.lane("run", "m", &["--prompt", "tell lead", "--as", "lead"])
+    };
+    assert_eq!(code, 0, "{cli}: {v} {err}");
+    let inbox = rig.home.json(&["inbox", "--as", "lead"]);
+    let from_lane: Vec<&Value> = inbox["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["from"] == "h/m" && m["body"] == body.as_str())
+        .collect();
+    let stderr = std::fs::read_to_string(rig.home.path().join("state/lanes/m/turn-1/stderr"));
+    let events = rig.home.ok(&["lane", "events", "m"]);
+    assert_eq!(
+        from_lane.len(),
+        1,
+        "{cli}: {inbox} (lane: {v}; its stderr: {stderr:?}; events: {events})"
+    );
+}
+
 #[test]
 fn lane_doctor_sees_every_installed_cli_and_its_headless_mode() {
     let server = ModelServer::start(Script::default());
@@ -270,6 +362,10 @@ macro_rules! vendor_lane_tests {
             #[test]
             fn meets_its_deadline() {
                 super::meets_its_deadline($cli);
+            }
+            #[test]
+            fn messages_its_owner_as_itself() {
+                super::messages_its_owner_as_itself($cli);
             }
         }
     )*};

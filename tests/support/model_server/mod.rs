@@ -67,6 +67,18 @@ pub enum Reply {
         /// Its arguments.
         args: Value,
     },
+    /// A call of the offered tool whose name is `name` or ends with
+    /// `__NAME` after `server` (how CLIs name MCP tools:
+    /// `mcp__flotilla__send`, `flotilla__send`, `flotilla_send`), taken from
+    /// the tools the CLI advertised.
+    McpTool {
+        /// The MCP server's name.
+        server: String,
+        /// The tool's own name.
+        name: String,
+        /// Its arguments.
+        args: Value,
+    },
     /// An HTTP error with a JSON body in the API's own error shape.
     HttpError {
         /// The HTTP status.

@@ -231,6 +231,10 @@ pub(super) fn answer(ctx: &Ctx, body: &Value, reply: &Reply) -> Response {
             Turn::Call(tools::named(&offered(), name, args)),
             Duration::ZERO,
         ),
+        Reply::McpTool { server, name, args } => (
+            tools::mcp(&offered(), server, name, args).map_or_else(Turn::text, Turn::Call),
+            Duration::ZERO,
+        ),
     };
     let body = if ctx.stream {
         Body::Sse {

@@ -42,12 +42,7 @@ impl Offered {
         let defs = list.into_iter().flatten();
         let tools = match api {
             Api::Anthropic => defs.filter_map(|t| def(t, "input_schema", false)).collect(),
-            Api::Responses => defs
-                .filter_map(|t| {
-                    let custom = t.get("type").and_then(Value::as_str) == Some("custom");
-                    def(t, "parameters", custom)
-                })
-                .collect(),
+            Api::Responses => defs.flat_map(responses_defs).collect(),
             Api::Chat => defs
                 .filter_map(|t| def(t.get("function")?, "parameters", false))
                 .collect(),
@@ -80,6 +75,29 @@ impl Offered {
         let names: Vec<_> = self.0.iter().map(|t| t.name.as_str()).collect();
         names.join(", ")
     }
+}
+
+/// The tools of one Responses entry: a function or custom tool, or each
+/// tool of a `namespace` (Codex groups an MCP server's tools in one), named
+/// `NAMESPACE.TOOL` (a dot is never part of a tool's own name).
+fn responses_defs(t: &Value) -> Vec<ToolDef> {
+    let kind = t.get("type").and_then(Value::as_str);
+    if kind == Some("namespace") {
+        let ns = t.get("name").and_then(Value::as_str).unwrap_or_default();
+        let nested = t.get("tools").and_then(Value::as_array);
+        return nested
+            .into_iter()
+            .flatten()
+            .filter_map(|n| def(n, "parameters", false))
+            .map(|mut d| {
+                d.name = format!("{ns}.{}", d.name);
+                d
+            })
+            .collect();
+    }
+    def(t, "parameters", kind == Some("custom"))
+        .into_iter()
+        .collect()
 }
 
 /// A tool definition whose schema sits under `schema_key`.
@@ -168,6 +186,33 @@ pub(super) fn shell(offered: &Offered, command: &str) -> Result<ToolCall, String
     Ok(ToolCall {
         name: tool.name.clone(),
         input: CallInput::Json(Value::Object(args)),
+    })
+}
+
+/// A call of the MCP tool `name` of `server`, under whatever name the CLI
+/// advertised it; `Err` is a text saying why not.
+pub(super) fn mcp(
+    offered: &Offered,
+    server: &str,
+    name: &str,
+    args: &Value,
+) -> Result<ToolCall, String> {
+    let found = offered.0.iter().find(|t| {
+        let n = t.name.as_str();
+        n.contains(server)
+            && [".", "__", "_"]
+                .iter()
+                .any(|sep| n.ends_with(&format!("{sep}{name}")))
+    });
+    let found = found.or_else(|| offered.get(name)).ok_or_else(|| {
+        format!(
+            "model-server: no tool {name} of MCP server {server} offered (tools: {})",
+            offered.names()
+        )
+    })?;
+    Ok(ToolCall {
+        name: found.name.clone(),
+        input: CallInput::Json(args.clone()),
     })
 }
 

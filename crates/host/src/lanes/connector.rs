@@ -220,6 +220,11 @@ fn spawn_shim(
     env: &[(String, String)],
     env_remove: &[&'static str],
 ) -> std::io::Result<tokio::process::Child> {
+    if let Some(home) = &plan.cli_home
+        && let Some(warning) = super::cli_home::prepare(home)?
+    {
+        tracing::warn!("{warning}");
+    }
     let exe = std::env::current_exe()?;
     let mut cmd = tokio::process::Command::new(exe);
     for name in env_remove {
@@ -240,6 +245,19 @@ fn spawn_shim(
         .process_group(0)
         .kill_on_drop(false)
         .spawn()
+}
+
+/// Writes a file of the plan, readable by the owner only.
+pub(crate) fn write_private(path: &std::path::Path, contents: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(contents.as_bytes())
 }
 
 impl ConnectorState {

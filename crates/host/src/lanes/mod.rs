@@ -14,6 +14,7 @@
 //! lane, and each lane stops its process: no process outlives its lane.
 
 pub mod cli;
+mod cli_home;
 pub mod connector;
 pub mod doctor;
 pub mod identity;

@@ -35,11 +35,19 @@ fn item(ctx: &Ctx, turn: &Turn) -> Value {
             "type": "custom_tool_call", "id": format!("ctc_fake_{}", ctx.seq),
             "status": "completed", "call_id": call_id, "name": call.name, "input": input,
         }),
-        CallInput::Json(_) => json!({
-            "type": "function_call", "id": format!("fc_fake_{}", ctx.seq),
-            "status": "completed", "call_id": call_id, "name": call.name,
-            "arguments": call.input.as_json_string(),
-        }),
+        CallInput::Json(_) => {
+            let mut item = json!({
+                "type": "function_call", "id": format!("fc_fake_{}", ctx.seq),
+                "status": "completed", "call_id": call_id, "name": call.name,
+                "arguments": call.input.as_json_string(),
+            });
+            // A tool of a namespace is called by its own name in that namespace.
+            if let Some((ns, name)) = call.name.rsplit_once('.') {
+                item["namespace"] = ns.into();
+                item["name"] = name.into();
+            }
+            item
+        }
     }
 }
 

@@ -41,10 +41,12 @@ impl CliConnector for Claude {
 fn command(turn: &TurnContext<'_>, as_root: bool) -> Result<CommandPlan, String> {
     let resume = resume_id(turn)?;
     let spec = turn.spec;
-    let mut plan = stdin_plan(
-        turn.program,
-        &["-p", "--output-format", "stream-json", "--verbose"],
-    );
+    let mut plan = stdin_plan(turn.program, &["-p"]);
+    if let Some(server) = turn.flotilla {
+        // Both options take several values: the next option ends them.
+        super::mcp::claude(&mut plan, server);
+    }
+    plan.args(["--output-format", "stream-json", "--verbose"]);
     plan.opt("--model", spec.model.as_deref());
     match spec.permissions {
         Permissions::Default => {}

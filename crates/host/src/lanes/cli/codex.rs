@@ -45,6 +45,9 @@ impl CliConnector for Codex {
         let resume = resume_id(turn)?;
         let spec = turn.spec;
         let mut plan = stdin_plan(turn.program, &["exec", "--json", "--skip-git-repo-check"]);
+        if let Some(server) = turn.flotilla {
+            super::mcp::codex(&mut plan, server);
+        }
         plan.opt("-m", spec.model.as_deref());
         match (spec.permissions, resume.is_some()) {
             (Permissions::Default, _) => {}

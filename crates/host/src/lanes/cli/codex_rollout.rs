@@ -29,20 +29,7 @@ pub(super) struct Rollout {
 /// `CODEX_HOME` or `HOME/.codex`, the lane's environment first, then the
 /// daemon's (which the CLI inherits).
 pub(super) fn codex_home(env: &[(String, String)]) -> Option<PathBuf> {
-    let lane = |key: &str| {
-        env.iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-    };
-    let daemon = |key: &str| std::env::var(key).ok();
-    let var = |key: &str| lane(key).or_else(|| daemon(key)).filter(|v| !v.is_empty());
-    let home = |key: &str| var(key).map(|h| Path::new(&h).join(".codex"));
-    lane("CODEX_HOME")
-        .map(PathBuf::from)
-        .or_else(|| lane("HOME").map(|h| Path::new(&h).join(".codex")))
-        .or_else(|| var("CODEX_HOME").map(PathBuf::from))
-        .or_else(|| home("HOME"))
+    super::common::config_dir(env, "CODEX_HOME", ".codex")
 }
 
 /// Reads the rollout of `thread` under `codex_home`.

@@ -118,6 +118,37 @@ pub(super) fn resume_id(turn: &TurnContext<'_>) -> Result<Option<String>, String
     }
 }
 
+/// Where a CLI keeps its configuration, as the lane's process will see
+/// it: `dir_var` (such as `CODEX_HOME`) or `HOME/home_sub`, the lane's own
+/// `--env` first, then the daemon's environment (which the CLI inherits).
+pub(super) fn config_dir(
+    env: &[(String, String)],
+    dir_var: &str,
+    home_sub: &str,
+) -> Option<std::path::PathBuf> {
+    use std::path::{Path, PathBuf};
+    let lane = |key: &str| {
+        env.iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    };
+    let daemon = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
+    let under_home = |h: String| Path::new(&h).join(home_sub);
+    lane(dir_var)
+        .map(PathBuf::from)
+        .or_else(|| lane("HOME").map(under_home))
+        .or_else(|| daemon(dir_var).map(PathBuf::from))
+        .or_else(|| daemon("HOME").map(under_home))
+}
+
+/// The lane's own directory (`state/lanes/NAME`), from the turn's prompt
+/// file (`state/lanes/NAME/turn-N/prompt`).
+pub(super) fn lane_dir<'a>(turn: &TurnContext<'a>) -> Option<&'a std::path::Path> {
+    turn.prompt_file.parent()?.parent()
+}
+
 /// A plan with the prompt on stdin: `program` then `args`.
 pub(super) fn stdin_plan(program: &str, args: &[&str]) -> CommandPlan {
     let mut argv = vec![program.to_owned()];
@@ -127,6 +158,7 @@ pub(super) fn stdin_plan(program: &str, args: &[&str]) -> CommandPlan {
         env: Vec::new(),
         stdin_prompt: true,
         notes: Vec::new(),
+        cli_home: None,
     }
 }
 

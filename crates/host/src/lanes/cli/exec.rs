@@ -36,6 +36,7 @@ impl CliConnector for Exec {
             env: Vec::new(),
             stdin_prompt: true,
             notes: Vec::new(),
+            cli_home: None,
         })
     }
 

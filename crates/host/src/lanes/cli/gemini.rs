@@ -42,6 +42,9 @@ impl CliConnector for Gemini {
         let spec = turn.spec;
         let mut plan = stdin_plan(turn.program, &["-o", "stream-json"]);
         plan.env("GEMINI_CLI_NO_RELAUNCH", "true");
+        if let (Some(server), Some(lane_dir)) = (turn.flotilla, super::common::lane_dir(turn)) {
+            super::mcp::gemini(&mut plan, server, &spec.env, lane_dir);
+        }
         match spec.model.as_deref() {
             Some(m) => {
                 plan.args(["-m", m]);

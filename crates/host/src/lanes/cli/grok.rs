@@ -48,6 +48,7 @@ impl CliConnector for Grok {
             env: Vec::new(),
             stdin_prompt: false,
             notes: Vec::new(),
+            cli_home: None,
         };
         match spec.permissions {
             Permissions::Default => {

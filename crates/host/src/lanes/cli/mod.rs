@@ -13,12 +13,15 @@ mod common;
 mod exec;
 mod gemini;
 mod grok;
+mod mcp;
 mod opencode;
 mod pi;
 mod qwen;
 mod stream_json;
 
 use std::path::Path;
+
+pub(crate) use mcp::settings_with_server as mcp_settings_with_server;
 
 use flotilla_actors::lane::events::EventKind;
 use flotilla_actors::lane::{CliKind, LaneSpec, TurnStatus, Usage};
@@ -54,6 +57,26 @@ pub struct CommandPlan {
     pub stdin_prompt: bool,
     /// Notes for the lane's events (e.g. the bypass warning).
     pub notes: Vec<String>,
+    /// A private configuration directory to prepare before the command
+    /// starts (Gemini CLI, Qwen Code: the user's own, plus Flotilla's MCP
+    /// server).
+    pub cli_home: Option<Box<CliHome>>,
+}
+
+/// A lane's private configuration directory for a CLI: every entry of the
+/// user's own directory linked in (login, history, trusted folders...),
+/// except the settings file, which is the user's settings with Flotilla's
+/// MCP server added. The user's files are never written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CliHome {
+    /// The private directory (created 0700).
+    pub dir: std::path::PathBuf,
+    /// The user's own directory, whose entries are linked.
+    pub source: std::path::PathBuf,
+    /// The settings file's name in both.
+    pub settings: &'static str,
+    /// The `mcpServers` entry to add, by name.
+    pub server: (String, serde_json::Value),
 }
 
 /// How a turn ended, as the CLI's output tells.

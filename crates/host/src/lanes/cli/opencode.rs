@@ -46,6 +46,9 @@ impl CliConnector for Opencode {
         let resume = resume_id(turn)?;
         let spec = turn.spec;
         let mut plan = stdin_plan(turn.program, &["run", "--format", "json"]);
+        if let Some(server) = turn.flotilla {
+            super::mcp::opencode(&mut plan, server);
+        }
         plan.opt("-m", spec.model.as_deref());
         match spec.permissions {
             Permissions::Default => {}

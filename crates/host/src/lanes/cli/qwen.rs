@@ -34,6 +34,9 @@ impl CliConnector for Qwen {
         let resume = resume_id(turn)?;
         let spec = turn.spec;
         let mut plan = stdin_plan(turn.program, &["-o", "stream-json"]);
+        if let (Some(server), Some(lane_dir)) = (turn.flotilla, super::common::lane_dir(turn)) {
+            super::mcp::qwen(&mut plan, server, &spec.env, lane_dir);
+        }
         plan.opt("-m", spec.model.as_deref());
         match spec.permissions {
             Permissions::Default => {}
