@@ -10,6 +10,7 @@ mod enroll;
 mod federation;
 mod federation_rules;
 mod hub;
+mod lane_input;
 mod lane_recovery;
 mod lanes;
 mod messaging;
