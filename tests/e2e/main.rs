@@ -9,6 +9,7 @@ mod discovery;
 mod enroll;
 mod federation;
 mod federation_rules;
+mod home_state;
 mod hub;
 mod lane_input;
 mod lane_recovery;

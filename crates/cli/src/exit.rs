@@ -103,7 +103,10 @@ fn classify(err: &anyhow::Error) -> (u8, &'static str, Option<String>, Option<se
         }
         if let Some(e) = cause.downcast_ref::<DaemonError>() {
             return match e {
-                DaemonError::Lock(_) => (CONFLICT, "already_running", None, None),
+                DaemonError::Lock(_)
+                | DaemonError::Store(flotilla_actors::store::StoreError::Locked { .. }) => {
+                    (CONFLICT, "already_running", None, None)
+                }
                 _ => (FAILED, "daemon_failed", None, None),
             };
         }

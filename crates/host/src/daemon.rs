@@ -2,10 +2,10 @@
 //! a stop signal, and the graceful shutdown.
 //!
 //! Start: prepare the home, take the lock, open logs, read the config, open
-//! the store, start its writer, start the actor tree. Stop (SIGTERM, SIGINT
-//! or a `host.shutdown` request): stop the tree (the socket goes first, so
-//! nothing new is accepted), let the writer finish everything queued, and
-//! release the lock.
+//! the store, write the pid file, start the store's writer, start the actor
+//! tree. Stop (SIGTERM, SIGINT or a `host.shutdown` request): stop the tree
+//! (the socket goes first, so nothing new is accepted), let the writer
+//! finish everything queued, and release the lock.
 
 use std::sync::Arc;
 
@@ -66,7 +66,7 @@ pub enum DaemonError {
 /// Runs the daemon until it is asked to stop.
 pub async fn run(home: Home, options: DaemonOptions) -> Result<(), DaemonError> {
     home.prepare()?;
-    let lock = DaemonLock::acquire(&home)?;
+    let mut lock = DaemonLock::acquire(&home)?;
     crate::logging::init(&home)?;
     let mut config = HostConfig::load(&home.config_file)?;
     config.hub = options.hub.or(config.hub);
@@ -96,6 +96,8 @@ pub async fn run(home: Home, options: DaemonOptions) -> Result<(), DaemonError> 
         .or_else(|| config.name.clone())
         .unwrap_or_else(machine_host_name);
     let store = Arc::new(Store::open(&home.store_file())?);
+    // Only now is this daemon the one: the store opens in one process only.
+    lock.publish_pid()?;
     if *store.integrity() == Integrity::Repaired {
         tracing::warn!(path = %store.path().display(), "the store was damaged and has been repaired");
     }
