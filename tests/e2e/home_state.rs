@@ -4,7 +4,12 @@
 //! silently recreated empty, and `doctor` explains a store the daemon
 //! cannot open.
 
-use flotilla_tests::TestHome;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use flotilla_tests::federation::{hub_home, run_hub};
+use flotilla_tests::{TestHome, stop_child, wait_until};
+use serde_json::Value;
 
 fn pid_in(home: &TestHome) -> Option<String> {
     std::fs::read_to_string(home.path().join("run/daemon.pid"))
@@ -41,4 +46,85 @@ fn issue_13_a_refused_second_daemon_leaves_the_pid_file_alone() {
     let up = home.json(&["up"]);
     assert_eq!(up["started"], false);
     assert_eq!(pid_in(&home).as_deref(), Some(pid.as_str()));
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Files under the home's `state/`, `logs/` and `run/` that group or others
+/// may read.
+fn open_files(home: &TestHome) -> Vec<String> {
+    ["state", "logs", "run"]
+        .iter()
+        .flat_map(|d| files_under(&home.path().join(d)))
+        .filter(|p| mode(p) & 0o077 != 0)
+        .map(|p| format!("{} {:o}", p.display(), mode(&p)))
+        .collect()
+}
+
+#[test]
+fn issue_13_the_store_logs_and_lane_files_are_created_private() {
+    let home = TestHome::new();
+    home.ok(&["up", "--name", "h"]);
+    let out = home.ok(&[
+        "--json",
+        "lane",
+        "run",
+        "--cli",
+        "exec",
+        "-n",
+        "m",
+        "--prompt",
+        "hi",
+        "--",
+        "sh",
+        "-c",
+        "cat; echo oops >&2",
+    ]);
+    let out: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(out["status"], "completed", "{out}");
+    let turn = home.path().join("state/lanes/m/turn-1");
+    for name in [
+        "state/host.redb",
+        "logs/daemon.stderr",
+        "logs/daemon.log",
+        "run/daemon.pid",
+    ] {
+        assert_eq!(mode(&home.path().join(name)), 0o600, "{name}");
+    }
+    for name in ["prompt", "stdout", "stderr", "exit"] {
+        assert_eq!(mode(&turn.join(name)), 0o600, "turn-1/{name}");
+    }
+    assert_eq!(open_files(&home), Vec::<String>::new());
+
+    let (hub, _) = hub_home();
+    let mut server = run_hub(&hub);
+    let store = hub.path().join("state/hub.redb");
+    wait_until(
+        "the hub's store",
+        std::time::Duration::from_secs(20),
+        || store.exists(),
+    );
+    assert_eq!(mode(&store), 0o600, "hub.redb");
+    stop_child(&mut server);
+    assert_eq!(open_files(&hub), Vec::<String>::new());
 }

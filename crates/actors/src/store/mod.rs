@@ -53,6 +53,14 @@ pub enum StoreError {
         /// The file.
         path: PathBuf,
     },
+    /// The file could not be created or made private.
+    #[error("cannot use the store {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
     /// A record could not be decoded (corruption, or a bug).
     #[error("a stored record could not be read: {0}")]
     Codec(#[from] CodecError),
@@ -122,8 +130,12 @@ pub struct Store {
 impl Store {
     /// Opens (or creates) the store at `path`, checks redb's integrity,
     /// refuses a newer schema without writing, and migrates an older one.
+    /// The file is private to the user (0600) from the moment it exists.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        if path.exists() {
+        // An empty file is one whose creation stopped before redb wrote its
+        // header: it is created again.
+        let existed = crate::private_file::has_content(path);
+        if existed {
             // Read the version through a read-only handle first: a store
             // written by a newer flotilla is refused without a single write.
             // (A file left by a crash cannot be opened read-only; it is
@@ -138,7 +150,11 @@ impl Store {
                 Err(_) => {}
             }
         }
-        let mut db = if path.exists() {
+        crate::private_file::ensure(path).map_err(|source| StoreError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut db = if existed {
             Database::open(path)
         } else {
             Database::create(path)

@@ -72,7 +72,7 @@ pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
     env.home.prepare()?;
     let exe = std::env::current_exe().context("cannot find the flotilla executable")?;
     let stderr_path = env.home.logs_dir.join("daemon.stderr");
-    let stderr = std::fs::File::create(&stderr_path)
+    let stderr = flotilla_actors::private_file::create(&stderr_path)
         .with_context(|| format!("cannot write {}", stderr_path.display()))?;
     let mut cmd = tokio::process::Command::new(exe);
     if let Some(root) = &env.home.root {
