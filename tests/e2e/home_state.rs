@@ -128,3 +128,32 @@ fn issue_13_the_store_logs_and_lane_files_are_created_private() {
     stop_child(&mut server);
     assert_eq!(open_files(&hub), Vec::<String>::new());
 }
+
+#[test]
+fn issue_13_a_lost_store_is_not_recreated_empty_without_new_store() {
+    let home = TestHome::new();
+    home.ok(&["up", "--name", "h"]);
+    home.ok(&["peer", "join", "p"]);
+    home.ok(&["down"]);
+    let store = home.path().join("state/host.redb");
+    std::fs::remove_file(&store).expect("rm store");
+
+    let stderr = home.fails(&["up"], 6);
+    assert!(stderr.contains("host.redb"), "{stderr}");
+    assert!(stderr.contains("--new-store"), "{stderr}");
+    assert!(!store.exists(), "nothing was created");
+    let stderr = home.fails(&["host", "run"], 6);
+    assert!(stderr.contains("--new-store"), "{stderr}");
+    let out = home.run(&["up", "--json"]);
+    let err: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(err["error"]["code"], "store_missing", "{err}");
+    assert_eq!(err["error"]["exit"], 6, "{err}");
+    assert!(!store.exists(), "nothing was created");
+
+    let up = home.json(&["up", "--new-store"]);
+    assert_eq!(up["started"], true);
+    let roster = home.json(&["roster"]);
+    assert_eq!(roster["peers"], serde_json::json!([]), "a new, empty store");
+    home.ok(&["down"]);
+    home.ok(&["up"]);
+}
