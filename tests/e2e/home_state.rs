@@ -6,6 +6,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use flotilla_tests::federation::{hub_home, run_hub};
 use flotilla_tests::{TestHome, stop_child, wait_until};
@@ -156,4 +157,44 @@ fn issue_13_a_lost_store_is_not_recreated_empty_without_new_store() {
     assert_eq!(roster["peers"], serde_json::json!([]), "a new, empty store");
     home.ok(&["down"]);
     home.ok(&["up"]);
+}
+
+#[test]
+fn issue_13_doctor_shows_why_a_corrupt_store_cannot_open() {
+    let home = TestHome::new();
+    let up = home.json(&["up", "--name", "h"]);
+    home.ok(&["down"]);
+    // `down` returns once the pid file and the socket are gone; the process
+    // may still be closing the store's file, which would write over ours.
+    let pid = up["status"]["pid"].as_u64().expect("pid");
+    wait_until("the daemon to exit", Duration::from_secs(20), || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map_or(true, |stat| stat.contains(") Z "))
+    });
+    let store = home.path().join("state/host.redb");
+    std::fs::write(&store, b"this is not a database, whatever it once was").expect("garbage");
+
+    let out = home.run(&["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let checks = report["checks"].as_array().expect("checks");
+    let check = |name: &str| {
+        checks
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} check: {report}"))
+            .clone()
+    };
+    let store_check = check("store");
+    assert_eq!(store_check["status"], "fail", "{store_check}");
+    let detail = store_check["detail"].as_str().expect("detail");
+    assert!(detail.contains("host.redb"), "{detail}");
+    assert!(
+        detail.contains("Not a redb database"),
+        "the store's own error: {detail}"
+    );
+    let hint = store_check["hint"].as_str().expect("hint");
+    assert!(hint.contains("--new-store"), "{hint}");
+    let daemon_hint = check("daemon")["hint"].as_str().unwrap_or("").to_owned();
+    assert!(daemon_hint.contains("store"), "{daemon_hint}");
 }

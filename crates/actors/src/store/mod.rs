@@ -119,6 +119,15 @@ pub enum Integrity {
     Repaired,
 }
 
+/// What a read-only look at a store found ([`Store::probe`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probe {
+    /// The store reads; its schema version.
+    Readable(u64),
+    /// It was not closed cleanly; the daemon repairs it when it opens it.
+    NeedsRepair,
+}
+
 /// An open store.
 #[derive(Debug)]
 pub struct Store {
@@ -177,6 +186,21 @@ impl Store {
             path: path.to_owned(),
             integrity,
         })
+    }
+
+    /// Looks at the store at `path` read-only, for `flotilla doctor` when
+    /// no daemon runs: nothing is written, not even a repair. The error is
+    /// the store's own (damaged, open in another process, newer schema).
+    pub fn probe(path: &Path) -> Result<Probe, StoreError> {
+        match redb::ReadOnlyDatabase::open(path) {
+            Ok(ro) => {
+                let found = schema::read_version(&ro.begin_read()?, path)?;
+                refuse_newer(found, path)?;
+                Ok(Probe::Readable(found))
+            }
+            Err(redb::DatabaseError::RepairAborted) => Ok(Probe::NeedsRepair),
+            Err(e) => Err(locked_or(e, path)),
+        }
     }
 
     /// The file.
