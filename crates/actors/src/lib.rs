@@ -12,6 +12,7 @@ pub mod lane;
 pub mod model;
 pub mod names;
 pub mod pki;
+pub mod private_file;
 pub mod protocol;
 pub mod store;
 pub mod supervision;

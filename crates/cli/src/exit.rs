@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use flotilla_actors::protocol::{ControlError, ErrorCode};
 use flotilla_host::client::ClientError;
 use flotilla_host::daemon::DaemonError;
+use flotilla_host::store_file::StoreFileError;
 use serde_json::json;
 
 /// Success.
@@ -103,9 +104,16 @@ fn classify(err: &anyhow::Error) -> (u8, &'static str, Option<String>, Option<se
         }
         if let Some(e) = cause.downcast_ref::<DaemonError>() {
             return match e {
-                DaemonError::Lock(_) => (CONFLICT, "already_running", None, None),
+                DaemonError::Lock(_)
+                | DaemonError::Store(flotilla_actors::store::StoreError::Locked { .. }) => {
+                    (CONFLICT, "already_running", None, None)
+                }
+                DaemonError::StoreFile(e) => store_file_code(e),
                 _ => (FAILED, "daemon_failed", None, None),
             };
+        }
+        if let Some(e) = cause.downcast_ref::<StoreFileError>() {
+            return store_file_code(e);
         }
         if let Some(found) = cause
             .downcast_ref::<flotilla_hub::setup::SetupError>()
@@ -160,6 +168,13 @@ fn classify(err: &anyhow::Error) -> (u8, &'static str, Option<String>, Option<se
 }
 
 type Classified = (u8, &'static str, Option<String>, Option<serde_json::Value>);
+
+fn store_file_code(e: &StoreFileError) -> Classified {
+    match e {
+        StoreFileError::Lost { .. } => (CONFLICT, "store_missing", e.hint(), None),
+        _ => (FAILED, "daemon_failed", None, None),
+    }
+}
 
 fn setup_code(e: &flotilla_hub::setup::SetupError) -> Option<Classified> {
     use flotilla_hub::setup::SetupError as S;

@@ -63,7 +63,7 @@ pub(crate) async fn run(dir: &Path, stdin_prompt: bool, argv: &[String]) -> Resu
         }
     };
     let tmp = dir.join("exit.tmp");
-    std::fs::write(&tmp, format!("{code}\n"))?;
+    flotilla_actors::private_file::write(&tmp, format!("{code}\n").as_bytes())?;
     std::fs::rename(&tmp, dir.join("exit"))?;
     Ok(0)
 }

@@ -1,11 +1,12 @@
 //! Running the daemon in the foreground: the start-up sequence, waiting for
 //! a stop signal, and the graceful shutdown.
 //!
-//! Start: prepare the home, take the lock, open logs, read the config, open
-//! the store, start its writer, start the actor tree. Stop (SIGTERM, SIGINT
-//! or a `host.shutdown` request): stop the tree (the socket goes first, so
-//! nothing new is accepted), let the writer finish everything queued, and
-//! release the lock.
+//! Start: prepare the home, take the lock, open logs, read the config,
+//! refuse a store that vanished ([`crate::store_file`]), open the store,
+//! write the pid file, start the store's writer, start the actor tree.
+//! Stop (SIGTERM, SIGINT or a `host.shutdown` request): stop the tree (the
+//! socket goes first, so nothing new is accepted), let the writer finish
+//! everything queued, and release the lock.
 
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ use crate::config::{ConfigError, HostConfig, machine_host_name};
 use crate::context::HostContext;
 use crate::home::{Home, HomeError};
 use crate::lock::{DaemonLock, LockError};
+use crate::store_file::StoreFileError;
 use crate::supervisor::HostSupervisor;
 
 /// Options of `flotilla host run`.
@@ -37,6 +39,9 @@ pub struct DaemonOptions {
     pub allow_remote_lanes: Option<Vec<String>>,
     /// Overrides `allow_remote_groups` (`--allow-remote-groups`).
     pub allow_remote_groups: Option<Vec<String>>,
+    /// Start with a new, empty store although this home had one
+    /// (`--new-store`; see [`crate::store_file`]).
+    pub new_store: bool,
 }
 
 /// Why the daemon could not run.
@@ -55,6 +60,9 @@ pub enum DaemonError {
     /// The store cannot be opened.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The store is missing although the home had one.
+    #[error(transparent)]
+    StoreFile(#[from] StoreFileError),
     /// The actor tree did not start.
     #[error("the daemon could not start: {0}")]
     Start(String),
@@ -66,7 +74,7 @@ pub enum DaemonError {
 /// Runs the daemon until it is asked to stop.
 pub async fn run(home: Home, options: DaemonOptions) -> Result<(), DaemonError> {
     home.prepare()?;
-    let lock = DaemonLock::acquire(&home)?;
+    let mut lock = DaemonLock::acquire(&home)?;
     crate::logging::init(&home)?;
     let mut config = HostConfig::load(&home.config_file)?;
     config.hub = options.hub.or(config.hub);
@@ -95,7 +103,11 @@ pub async fn run(home: Home, options: DaemonOptions) -> Result<(), DaemonError> 
         .name
         .or_else(|| config.name.clone())
         .unwrap_or_else(machine_host_name);
+    crate::store_file::check(&home, options.new_store)?;
     let store = Arc::new(Store::open(&home.store_file())?);
+    // Only now is this daemon the one: the store opens in one process only.
+    lock.publish_pid()?;
+    crate::store_file::record(&home)?;
     if *store.integrity() == Integrity::Repaired {
         tracing::warn!(path = %store.path().display(), "the store was damaged and has been repaired");
     }

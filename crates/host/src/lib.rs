@@ -19,6 +19,7 @@ pub mod remote_lanes;
 pub mod router;
 pub mod service;
 pub mod status;
+pub mod store_file;
 pub mod supervisor;
 mod verdict;
 pub mod watchdog;

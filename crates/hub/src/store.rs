@@ -56,6 +56,14 @@ pub enum HubStoreError {
         "the hub store {0} is open in another process; is another `flotilla hub run` running from this home?"
     )]
     Locked(String),
+    /// The file could not be created or made private.
+    #[error("cannot use the hub store {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What failed.
+        source: std::io::Error,
+    },
     /// A record could not be decoded.
     #[error("a record of the hub store could not be read: {0}")]
     Codec(#[from] CodecError),
@@ -125,8 +133,13 @@ pub struct HubStore {
 }
 
 impl HubStore {
-    /// Opens or creates the store at `path`.
+    /// Opens or creates the store at `path`; the file is private to the
+    /// user (0600) from the moment it exists.
     pub fn open(path: &Path) -> Result<Self, HubStoreError> {
+        flotilla_actors::private_file::ensure(path).map_err(|source| HubStoreError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
         let db = Database::create(path).map_err(|e| match e {
             redb::DatabaseError::DatabaseAlreadyOpen => {
                 HubStoreError::Locked(path.display().to_string())

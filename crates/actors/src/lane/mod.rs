@@ -8,6 +8,7 @@
 //! connectors (one per CLI) turn each CLI's output into [`events::EventKind`]s.
 
 pub mod events;
+pub mod input;
 mod state;
 
 use std::fmt;

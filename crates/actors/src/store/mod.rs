@@ -53,6 +53,14 @@ pub enum StoreError {
         /// The file.
         path: PathBuf,
     },
+    /// The file could not be created or made private.
+    #[error("cannot use the store {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
     /// A record could not be decoded (corruption, or a bug).
     #[error("a stored record could not be read: {0}")]
     Codec(#[from] CodecError),
@@ -111,6 +119,15 @@ pub enum Integrity {
     Repaired,
 }
 
+/// What a read-only look at a store found ([`Store::probe`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probe {
+    /// The store reads; its schema version.
+    Readable(u64),
+    /// It was not closed cleanly; the daemon repairs it when it opens it.
+    NeedsRepair,
+}
+
 /// An open store.
 #[derive(Debug)]
 pub struct Store {
@@ -122,8 +139,12 @@ pub struct Store {
 impl Store {
     /// Opens (or creates) the store at `path`, checks redb's integrity,
     /// refuses a newer schema without writing, and migrates an older one.
+    /// The file is private to the user (0600) from the moment it exists.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        if path.exists() {
+        // An empty file is one whose creation stopped before redb wrote its
+        // header: it is created again.
+        let existed = crate::private_file::has_content(path);
+        if existed {
             // Read the version through a read-only handle first: a store
             // written by a newer flotilla is refused without a single write.
             // (A file left by a crash cannot be opened read-only; it is
@@ -138,7 +159,11 @@ impl Store {
                 Err(_) => {}
             }
         }
-        let mut db = if path.exists() {
+        crate::private_file::ensure(path).map_err(|source| StoreError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut db = if existed {
             Database::open(path)
         } else {
             Database::create(path)
@@ -161,6 +186,21 @@ impl Store {
             path: path.to_owned(),
             integrity,
         })
+    }
+
+    /// Looks at the store at `path` read-only, for `flotilla doctor` when
+    /// no daemon runs: nothing is written, not even a repair. The error is
+    /// the store's own (damaged, open in another process, newer schema).
+    pub fn probe(path: &Path) -> Result<Probe, StoreError> {
+        match redb::ReadOnlyDatabase::open(path) {
+            Ok(ro) => {
+                let found = schema::read_version(&ro.begin_read()?, path)?;
+                refuse_newer(found, path)?;
+                Ok(Probe::Readable(found))
+            }
+            Err(redb::DatabaseError::RepairAborted) => Ok(Probe::NeedsRepair),
+            Err(e) => Err(locked_or(e, path)),
+        }
     }
 
     /// The file.

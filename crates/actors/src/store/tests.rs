@@ -194,6 +194,33 @@ fn a_second_opener_is_refused() {
 }
 
 #[test]
+fn issue_13_a_probe_reads_without_writing_and_reports_the_stores_own_error() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("s.redb");
+    drop(Store::open(&path).expect("create"));
+    let before = std::fs::read(&path).expect("read");
+    assert_eq!(
+        Store::probe(&path).expect("probe"),
+        Probe::Readable(SCHEMA_VERSION)
+    );
+    assert_eq!(
+        std::fs::read(&path).expect("read"),
+        before,
+        "nothing written"
+    );
+    {
+        let _open = Store::open(&path).expect("open");
+        assert!(matches!(
+            Store::probe(&path),
+            Err(StoreError::Locked { .. })
+        ));
+    }
+    std::fs::write(&path, b"not a database at all, just some bytes").expect("garbage");
+    let err = Store::probe(&path).expect_err("garbage");
+    assert!(err.to_string().contains("Not a redb database"), "{err}");
+}
+
+#[test]
 fn reopening_keeps_the_version() {
     let dir = tempfile::tempdir().expect("tmp");
     let path = dir.path().join("s.redb");

@@ -100,6 +100,9 @@ pub(crate) struct RunArgs {
     /// Only peers in one of these groups may place lanes here (default: config.toml's `allow_remote_groups`).
     #[arg(long, value_name = "GROUP,...", value_delimiter = ',')]
     pub(crate) allow_remote_groups: Option<Vec<String>>,
+    /// Start with a new, empty store when state/host.redb is missing although this home had one.
+    #[arg(long)]
+    pub(crate) new_store: bool,
 }
 
 #[derive(Debug, Args)]

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::Env;
 use crate::args::{RunArgs, ServiceArgs};
-use crate::exit::{CliError, OK};
+use crate::exit::{CliError, FAILED, OK, UNAVAILABLE, USAGE};
 use crate::output;
 
 /// How long `up` waits for a new daemon to answer.
@@ -33,6 +33,7 @@ pub(crate) async fn run(env: &Env, args: RunArgs) -> Result<u8> {
         hub_name: args.hub_name.clone(),
         allow_remote_lanes: args.allow_remote_lanes.clone(),
         allow_remote_groups: args.allow_remote_groups.clone(),
+        new_store: args.new_store,
     };
     host_daemon::run(env.home.clone(), options).await?;
     Ok(OK)
@@ -70,9 +71,10 @@ pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
         return Ok(OK);
     }
     env.home.prepare()?;
+    flotilla_host::store_file::check(&env.home, args.new_store)?;
     let exe = std::env::current_exe().context("cannot find the flotilla executable")?;
     let stderr_path = env.home.logs_dir.join("daemon.stderr");
-    let stderr = std::fs::File::create(&stderr_path)
+    let stderr = flotilla_actors::private_file::create(&stderr_path)
         .with_context(|| format!("cannot write {}", stderr_path.display()))?;
     let mut cmd = tokio::process::Command::new(exe);
     if let Some(root) = &env.home.root {
@@ -94,6 +96,9 @@ pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
     if let Some(groups) = &args.allow_remote_groups {
         cmd.arg(format!("--allow-remote-groups={}", groups.join(",")));
     }
+    if args.new_store {
+        cmd.arg("--new-store");
+    }
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -114,14 +119,23 @@ pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
                 .into_iter()
                 .rev()
                 .collect();
-            return Err(CliError::failed(
-                format!("the daemon exited at start ({exit}): {}", tail.join("\n")),
-                Some(format!(
+            // A documented refusal of the daemon (bad input, conflict) is
+            // passed on; anything else is a failure to start.
+            let code = exit
+                .code()
+                .and_then(|c| u8::try_from(c).ok())
+                .filter(|c| (USAGE..=UNAVAILABLE).contains(c))
+                .unwrap_or(FAILED);
+            return Err(CliError {
+                code,
+                message: format!("the daemon exited at start ({exit}): {}", tail.join("\n")),
+                hint: Some(format!(
                     "see {} and {}",
                     stderr_path.display(),
                     env.home.log_file().display()
                 )),
-            ));
+            }
+            .into());
         }
         if let Some(status) = running(env).await {
             print_running(env, &status, true);

@@ -1,15 +1,19 @@
 //! `flotilla doctor`: directories and permissions, the socket path, the
 //! config, the daemon, the store and versions. Each check is ok, warn or
-//! fail with a hint; any fail makes the exit code 1.
+//! fail with a hint; any fail makes the exit code 1. The daemon checks its
+//! store; when no daemon answers, doctor looks at the file itself, read-only,
+//! so a store the daemon could not open is explained before `flotilla up`.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use anyhow::Result;
 use flotilla_actors::protocol::{HostStatusArgs, PROTOCOL_VERSION, StoreCheckArgs};
+use flotilla_actors::store::{Probe, Store, StoreError};
 use flotilla_host::client::ControlClient;
 use flotilla_host::config::HostConfig;
-use flotilla_host::home::check_private;
+use flotilla_host::home::{Home, check_private};
+use flotilla_host::store_file;
 use serde::Serialize;
 use serde_json::json;
 
@@ -83,18 +87,14 @@ async fn daemon_checks(env: &Env, checks: &mut Vec<Check>) {
     let mut client = match ControlClient::connect(&env.home).await {
         Ok(c) => c,
         Err(e) => {
-            checks.push(check(
-                "daemon",
-                Level::Fail,
-                e.to_string(),
-                Some("start it with `flotilla up`"),
-            ));
-            checks.push(check(
-                "store",
-                Level::Warn,
-                "not checked: only the daemon opens the store",
-                Some("start the daemon, then run doctor again"),
-            ));
+            let store = offline_store_check(&env.home).await;
+            let hint = if store.status == Level::Fail {
+                "the store check fails: fix the store first (see its hint), then `flotilla up`"
+            } else {
+                "start it with `flotilla up`"
+            };
+            checks.push(check("daemon", Level::Fail, e.to_string(), Some(hint)));
+            checks.push(store);
             return;
         }
     };
@@ -155,6 +155,75 @@ async fn daemon_checks(env: &Env, checks: &mut Vec<Check>) {
         )),
         Err(e) => checks.push(check("store", Level::Fail, e.to_string(), None)),
     }
+}
+
+/// The store, looked at read-only because no daemon answers: the store's
+/// own error and what to do, before `flotilla up` runs into it.
+async fn offline_store_check(home: &Home) -> Check {
+    let path = home.store_file();
+    if let Err(e) = store_file::check(home, false) {
+        return check("store", Level::Fail, e.to_string(), e.hint().as_deref());
+    }
+    if !path.exists() {
+        return check(
+            "store",
+            Level::Ok,
+            format!("{} does not exist yet", path.display()),
+            Some("`flotilla up` creates it"),
+        );
+    }
+    let probe_path = path.clone();
+    let probed = tokio::task::spawn_blocking(move || Store::probe(&probe_path)).await;
+    let shown = path.display();
+    match probed {
+        Ok(Ok(Probe::Readable(v))) => check(
+            "store",
+            Level::Ok,
+            format!("{shown} schema v{v} (read-only: no daemon runs)"),
+            None,
+        ),
+        Ok(Ok(Probe::NeedsRepair)) => check(
+            "store",
+            Level::Warn,
+            format!("{shown} was not closed cleanly"),
+            Some("the daemon repairs it when it starts: flotilla up"),
+        ),
+        Ok(Err(e)) => check(
+            "store",
+            Level::Fail,
+            format!("{shown}: {e}"),
+            Some(&store_hint(&e, home)),
+        ),
+        Err(e) => check(
+            "store",
+            Level::Fail,
+            format!("{shown}: reading it failed: {e}"),
+            Some(&damaged_hint(&path)),
+        ),
+    }
+}
+
+fn store_hint(e: &StoreError, home: &Home) -> String {
+    match e {
+        StoreError::Locked { .. } => format!(
+            "another process has it open, probably a daemon that does not answer: its pid is in \
+             {}, its log in {}",
+            home.pid_file().display(),
+            home.log_file().display()
+        ),
+        StoreError::TooNew { .. } => {
+            "run a flotilla release at least as new as the one that wrote it".into()
+        }
+        _ => damaged_hint(&home.store_file()),
+    }
+}
+
+fn damaged_hint(path: &Path) -> String {
+    format!(
+        "the daemon cannot open it: move {} away (keep it; it may be recoverable), then start \
+         anew with an empty store: flotilla up --new-store",
+        path.display()
+    )
 }
 
 pub(crate) async fn run(env: &Env) -> Result<u8> {

@@ -326,6 +326,7 @@ impl LaneSupervisorState {
                 ),
             ));
         }
+        flotilla_actors::lane::input::check(&args.args, args.model.as_deref(), &args.env)?;
         if let Some(g) = args.groups.iter().find(|g| g.is_session()) {
             return Err(flotilla_actors::names::NameError::ReservedGroup(g.to_string()).into());
         }
