@@ -21,4 +21,5 @@ mod netns_link;
 mod protocol;
 mod remote_lanes;
 mod service;
+mod sessions;
 mod vendor_lanes;

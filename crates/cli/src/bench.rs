@@ -154,6 +154,7 @@ async fn local(args: &BenchLocalArgs) -> Result<Figures> {
                 name: PeerName::new(&name)?,
                 groups: vec![group.clone()],
                 product: None,
+                session: None,
             })
             .await?;
     }

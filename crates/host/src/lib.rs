@@ -18,6 +18,7 @@ pub mod registry;
 pub mod remote_lanes;
 pub mod router;
 pub mod service;
+mod sessions;
 pub mod status;
 pub mod store_file;
 pub mod supervisor;

@@ -15,7 +15,7 @@ use flotilla_actors::model::{PeerKind, PeerRecord, Timestamp};
 use flotilla_actors::names::{NameError, PeerId, PeerName};
 use flotilla_actors::protocol::{
     ControlError, ErrorCode, PeerJoinArgs, PeerLeaveArgs, PeerLeaveReply, PeerRenameArgs, PeerView,
-    PeersArgs, PeersReply, RosterPeer, RosterReply,
+    PeersArgs, PeersReply, RosterPeer, RosterReply, SessionEvidence,
 };
 use flotilla_actors::store::StoreError;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -49,6 +49,8 @@ pub enum RegistryMsg {
     PutLanePeer(PeerRecord, Reply<()>),
     /// The remote peers changed: publish the directory again.
     Republish,
+    /// Check that every session peer's process still runs.
+    CheckSessions,
     /// Liveness check from the watchdog.
     Ping(RpcReplyPort<()>),
     /// Test hook: fail now.
@@ -65,9 +67,11 @@ pub struct Registry;
 /// The registry's state.
 #[derive(Debug)]
 pub struct RegistryState {
-    ctx: Arc<HostContext>,
+    pub(crate) ctx: Arc<HostContext>,
     last_seen: BTreeMap<PeerId, Timestamp>,
     dirty: bool,
+    /// The processes of session peers ([`crate::sessions`]).
+    pub(crate) sessions: BTreeMap<PeerName, SessionEvidence>,
 }
 
 impl Actor for Registry {
@@ -77,16 +81,19 @@ impl Actor for Registry {
 
     async fn pre_start(
         &self,
-        _myself: RegistryRef,
+        myself: RegistryRef,
         ctx: Arc<HostContext>,
     ) -> Result<RegistryState, ActorProcessingErr> {
         let last_seen = ctx.store.load_last_seen()?;
+        let sessions = crate::sessions::load(&ctx.home.state_dir);
         let state = RegistryState {
             ctx,
             last_seen,
             dirty: false,
+            sessions,
         };
         state.publish()?;
+        myself.send_interval(crate::sessions::CHECK_EVERY, || RegistryMsg::CheckSessions);
         Ok(state)
     }
 
@@ -121,6 +128,7 @@ impl Actor for Registry {
                     tracing::warn!(error = %e, "could not publish the directory");
                 }
             }
+            RegistryMsg::CheckSessions => state.check_sessions().await,
             RegistryMsg::Ping(reply) => send(reply, ()),
             RegistryMsg::Fail => panic!("registry failed on request (test hook)"),
         }
@@ -157,7 +165,7 @@ impl RegistryState {
         self.publish().map_err(store_error)
     }
 
-    fn local_id(&self, name: &PeerName) -> PeerId {
+    pub(crate) fn local_id(&self, name: &PeerName) -> PeerId {
         PeerId::new(self.ctx.host.clone(), name.clone())
     }
 
@@ -175,6 +183,9 @@ impl RegistryState {
             return Err(NameError::ReservedGroup(g.to_string()).into());
         }
         let id = self.local_id(&args.name);
+        if let Some(evidence) = args.session.clone() {
+            return self.join_session(args, evidence).await;
+        }
         let record = match self.ctx.directory().get(&id).cloned() {
             Some(mut existing) if existing.kind == PeerKind::Mailbox => {
                 existing.groups.extend(args.groups);
@@ -206,6 +217,19 @@ impl RegistryState {
         Ok(self.view(&record, None))
     }
 
+    /// Stores a peer and publishes the directory.
+    pub(crate) async fn put_peer(&mut self, record: PeerRecord) -> Result<PeerView, ControlError> {
+        let id = record.id.clone();
+        self.ctx
+            .commit
+            .put_peer(record.clone())
+            .await
+            .map_err(store_error)?;
+        self.republish()?;
+        self.touch(id);
+        Ok(self.view(&record, None))
+    }
+
     async fn put_lane_peer(&mut self, record: PeerRecord) -> Result<(), ControlError> {
         let id = record.id.clone();
         self.ctx
@@ -218,7 +242,10 @@ impl RegistryState {
         Ok(())
     }
 
-    async fn leave(&mut self, args: PeerLeaveArgs) -> Result<PeerLeaveReply, ControlError> {
+    pub(crate) async fn leave(
+        &mut self,
+        args: PeerLeaveArgs,
+    ) -> Result<PeerLeaveReply, ControlError> {
         let record = self.lookup(&args.name)?;
         let dropped = self
             .ctx
@@ -235,6 +262,9 @@ impl RegistryState {
                 other => store_error(other),
             })?;
         self.last_seen.remove(&record.id);
+        if self.sessions.remove(&args.name).is_some() {
+            crate::sessions::forget(&self.ctx.home.state_dir, &args.name);
+        }
         self.republish()?;
         if let Some(lanes) = self.ctx.children.lanes() {
             let _ = lanes.cast(crate::lanes::LaneSupervisorMsg::OwnerLeft(
@@ -266,6 +296,7 @@ impl RegistryState {
         if let Some(seen) = self.last_seen.remove(&record.id) {
             self.last_seen.insert(new_id, seen);
         }
+        self.move_session(&args.old, &args.new);
         self.republish()?;
         Ok(self.view(&renamed, None))
     }
@@ -301,6 +332,7 @@ impl RegistryState {
                     groups: view.groups,
                     state: view.state,
                     last_seen: view.last_seen,
+                    delivery: view.delivery,
                 }
             })
             .collect();
@@ -313,7 +345,7 @@ impl RegistryState {
     }
 
     /// A peer as shown; with a viewer, only the groups they share.
-    fn view(&self, p: &PeerRecord, viewer: Option<&PeerRecord>) -> PeerView {
+    pub(crate) fn view(&self, p: &PeerRecord, viewer: Option<&PeerRecord>) -> PeerView {
         let last_seen = self.last_seen.get(&p.id).copied();
         let active = last_seen.is_some_and(|t| t.until(Timestamp::now()) < ACTIVE_WINDOW);
         PeerView {
@@ -340,10 +372,16 @@ impl RegistryState {
             }
             .into(),
             last_seen,
+            delivery: self
+                .ctx
+                .is_local(&p.id)
+                .then(|| self.sessions.get(&p.id.name))
+                .flatten()
+                .map(|s| s.delivery.clone()),
         }
     }
 
-    fn touch(&mut self, id: PeerId) {
+    pub(crate) fn touch(&mut self, id: PeerId) {
         self.last_seen.insert(id, Timestamp::now());
         self.dirty = true;
     }

@@ -131,6 +131,24 @@ pub struct PeerJoinArgs {
     /// Free-text product (`shell`, `ci`...).
     #[serde(default)]
     pub product: Option<String>,
+    /// For an interactive agent session (`flotilla peer claude`...): its
+    /// process, which the daemon watches; the peer leaves when it ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionEvidence>,
+}
+
+/// The process behind an interactive session peer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionEvidence {
+    /// The CLI's process id.
+    pub pid: u32,
+    /// Its start time (clock ticks since boot, Linux), so a reused pid is
+    /// not taken for it.
+    #[serde(default)]
+    pub start_time: Option<u64>,
+    /// How messages reach it: `live` (into the running session),
+    /// `next-turn` (at its next hook point) or `poll` (it reads its inbox).
+    pub delivery: String,
 }
 
 /// A peer as shown to a client.
@@ -148,6 +166,10 @@ pub struct PeerView {
     pub state: String,
     /// When it last made a request.
     pub last_seen: Option<Timestamp>,
+    /// For a session peer: how messages reach it (`live`, `next-turn`,
+    /// `poll`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<String>,
 }
 
 /// Arguments of `peer.leave`.
@@ -341,6 +363,10 @@ pub struct RosterPeer {
     pub inbox_depth: u64,
     /// When it last made a request.
     pub last_seen: Option<Timestamp>,
+    /// For a session peer: how messages reach it (`live`, `next-turn`,
+    /// `poll`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<String>,
 }
 
 /// Reply of `roster` (`flotilla.roster.v1`, see docs/roster.md).

@@ -68,6 +68,9 @@ pub(crate) enum Command {
     Bench(BenchCommand),
     /// Serve Flotilla's tools to an agent over MCP (stdio), acting as one peer.
     Mcp(McpArgs),
+    /// Internal: the hooks of an interactive session (started by its CLI).
+    #[command(hide = true, subcommand)]
+    Hook(HookCommand),
     /// Internal: supervises one lane turn's process (started by the daemon).
     #[command(hide = true)]
     LaneShim {
@@ -103,6 +106,32 @@ pub(crate) struct RunArgs {
     /// Start with a new, empty store when state/host.redb is missing although this home had one.
     #[arg(long)]
     pub(crate) new_store: bool,
+}
+
+/// The hooks of an interactive session.
+#[derive(Debug, Subcommand)]
+pub(crate) enum HookCommand {
+    /// Block until a message arrives, then hand it over on stderr and exit 2
+    /// (an `asyncRewake` hook); exit 0 when the session ends.
+    Wait(HookArgs),
+    /// Hand over waiting messages as the hook's additional context.
+    Drain {
+        /// The hook event (`PostToolUse`, `UserPromptSubmit`).
+        event: String,
+        #[command(flatten)]
+        who: HookArgs,
+    },
+}
+
+/// Whose mailbox a hook reads.
+#[derive(Debug, Args)]
+pub(crate) struct HookArgs {
+    /// The session peer.
+    #[arg(long = "as", value_name = "NAME", env = "FLOTILLA_PEER")]
+    pub(crate) as_peer: String,
+    /// The session's process: the hook stops when it ends.
+    #[arg(long, value_name = "PID", env = "FLOTILLA_SESSION_PID")]
+    pub(crate) session_pid: Option<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -181,6 +210,37 @@ pub(crate) enum PeerCommand {
         /// New name.
         new: String,
     },
+    /// Run Claude Code interactively here, as a session peer with Flotilla's tools and live delivery.
+    Claude(SessionCli),
+    /// Run Codex interactively here, as a session peer with Flotilla's tools.
+    Codex(SessionCli),
+    /// Run Gemini CLI interactively here, as a session peer with Flotilla's tools.
+    Gemini(SessionCli),
+    /// Run Qwen Code interactively here, as a session peer with Flotilla's tools.
+    Qwen(SessionCli),
+    /// Run pi interactively here, as a session peer (it uses the flotilla command).
+    Pi(SessionCli),
+    /// Run opencode interactively here, as a session peer with Flotilla's tools.
+    Opencode(SessionCli),
+    /// Run Grok CLI interactively here, as a session peer (it uses the flotilla command).
+    Grok(SessionCli),
+}
+
+/// An interactive session peer.
+#[derive(Debug, Args)]
+pub(crate) struct SessionCli {
+    /// The peer's name (default: CLI-PID).
+    #[arg(short = 'n', long, value_name = "NAME")]
+    pub(crate) name: Option<String>,
+    /// A group to join (repeatable).
+    #[arg(short = 'g', long = "group", value_name = "GROUP")]
+    pub(crate) groups: Vec<String>,
+    /// Adopt this native conversation (the CLI's own resume).
+    #[arg(long, value_name = "ID")]
+    pub(crate) resume: Option<String>,
+    /// Arguments for the CLI itself, after `--`.
+    #[arg(last = true, value_name = "ARGS")]
+    pub(crate) args: Vec<String>,
 }
 
 #[derive(Debug, Args)]

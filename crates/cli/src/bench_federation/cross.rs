@@ -96,6 +96,7 @@ async fn join(c: &mut ControlClient, name: &str, group: &GroupName) -> Result<()
         name: PeerName::new(name)?,
         groups: vec![group.clone()],
         product: None,
+        session: None,
     })
     .await?;
     Ok(())

@@ -6,11 +6,13 @@ mod daemon;
 mod discover;
 mod doctor;
 mod enroll;
+mod hook;
 mod hub;
 pub(crate) mod lane_client;
 mod lanes;
 pub(crate) mod mail;
 mod peers;
+mod session;
 
 use std::io::Read;
 
@@ -71,6 +73,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Lane(c) => lanes::run(&env, *c).await,
         Command::Bench(c) => crate::bench::run(&env, c).await,
         Command::Mcp(a) => crate::mcp::run(env, a).await,
+        Command::Hook(c) => hook::run(&env, c).await,
         Command::LaneShim {
             dir,
             stdin_prompt,

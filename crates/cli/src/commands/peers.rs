@@ -12,6 +12,24 @@ use crate::exit::OK;
 use crate::output;
 
 pub(crate) async fn peer(env: &Env, cmd: PeerCommand) -> Result<u8> {
+    use flotilla_actors::lane::CliKind;
+    let session = match cmd {
+        PeerCommand::Claude(a) => Some((CliKind::Claude, a)),
+        PeerCommand::Codex(a) => Some((CliKind::Codex, a)),
+        PeerCommand::Gemini(a) => Some((CliKind::Gemini, a)),
+        PeerCommand::Qwen(a) => Some((CliKind::Qwen, a)),
+        PeerCommand::Pi(a) => Some((CliKind::Pi, a)),
+        PeerCommand::Opencode(a) => Some((CliKind::Opencode, a)),
+        PeerCommand::Grok(a) => Some((CliKind::Grok, a)),
+        other => return mailbox(env, other).await,
+    };
+    match session {
+        Some((cli, a)) => super::session::launch(env, cli, a).await,
+        None => Ok(OK),
+    }
+}
+
+async fn mailbox(env: &Env, cmd: PeerCommand) -> Result<u8> {
     let mut client = env.client().await?;
     match cmd {
         PeerCommand::Join {
@@ -26,6 +44,7 @@ pub(crate) async fn peer(env: &Env, cmd: PeerCommand) -> Result<u8> {
                     .map(|g| GroupName::explicit(g))
                     .collect::<Result<_, _>>()?,
                 product,
+                session: None,
             };
             let view = client.call(&args).await?;
             if env.json {
@@ -65,6 +84,7 @@ pub(crate) async fn peer(env: &Env, cmd: PeerCommand) -> Result<u8> {
                 println!("renamed {old} to {}", view.id);
             }
         }
+        _ => {}
     }
     Ok(OK)
 }

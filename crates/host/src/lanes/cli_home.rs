@@ -16,7 +16,7 @@ use crate::home::create_private;
 
 /// Prepares `home`; returns a warning when the user's settings could not
 /// be read (the CLI then sees them as they are, without Flotilla's tools).
-pub(crate) fn prepare(home: &CliHome) -> io::Result<Option<String>> {
+pub fn prepare(home: &CliHome) -> io::Result<Option<String>> {
     create_private(&home.dir).map_err(io::Error::other)?;
     drop_stale_links(home)?;
     link_entries(home)?;

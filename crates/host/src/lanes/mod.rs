@@ -14,7 +14,7 @@
 //! lane, and each lane stops its process: no process outlives its lane.
 
 pub mod cli;
-mod cli_home;
+pub mod cli_home;
 pub mod connector;
 pub mod doctor;
 pub mod identity;
@@ -397,6 +397,7 @@ pub(crate) async fn ensure_owner(
             name: operator,
             groups: vec![],
             product: Some("operator".into()),
+            session: None,
         };
         call(&registry, |r| RegistryMsg::Join(join.clone(), r)).await?;
     }

@@ -13,6 +13,7 @@ mod common;
 mod exec;
 mod gemini;
 mod grok;
+mod interactive;
 mod mcp;
 mod opencode;
 mod pi;
@@ -21,6 +22,7 @@ mod stream_json;
 
 use std::path::Path;
 
+pub use interactive::{InteractiveContext, interactive_plan};
 pub(crate) use mcp::settings_with_server as mcp_settings_with_server;
 
 use flotilla_actors::lane::events::EventKind;

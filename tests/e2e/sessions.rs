@@ -1,0 +1,181 @@
+//! Interactive session peers (issue 8, point 3): `flotilla peer claude`
+//! runs the real Claude Code in a real terminal (tmux) against the scripted
+//! model server, as a session peer of this host. A message sent to it while
+//! it is idle wakes it (its next model request carries the message); when
+//! its process is killed with SIGKILL the peer leaves and no hook process
+//! is left behind. Names and flags it cannot take are refused before any
+//! CLI starts.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use flotilla_tests::model_server::{ModelServer, Reply, Script};
+use flotilla_tests::vendor::{CliKind, VendorEnv, default_model};
+use flotilla_tests::{TestHome, flotilla_bin, process_running, wait_until};
+use serde_json::{Value, json};
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn roster_peer(home: &TestHome, id: &str) -> Option<Value> {
+    let roster = home.json(&["roster"]);
+    roster["peers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["id"] == id)
+        .cloned()
+}
+
+/// Claude Code's own state for an interactive run with no questions:
+/// onboarding done, the folder trusted, the API key approved.
+fn claude_state(env: &VendorEnv) {
+    let key = "sk-ant-fake";
+    let workdir = env.workdir().display().to_string();
+    let state = json!({
+        "hasCompletedOnboarding": true,
+        "theme": "dark",
+        "customApiKeyResponses": {"approved": [&key[key.len().saturating_sub(20)..]], "rejected": []},
+        "projects": {workdir: {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},
+    });
+    std::fs::write(env.home().join(".claude.json"), state.to_string()).expect("claude state");
+}
+
+/// A tmux server of the test's own, on a socket in `dir`.
+struct Tmux {
+    socket: std::path::PathBuf,
+}
+
+impl Tmux {
+    fn start(dir: &Path, cwd: &Path, command: &[String]) -> Self {
+        let tmux = Self {
+            socket: dir.join("tmux.sock"),
+        };
+        let status = Command::new("tmux")
+            .arg("-S")
+            .arg(&tmux.socket)
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                "t",
+                "-x",
+                "160",
+                "-y",
+                "48",
+                "-c",
+            ])
+            .arg(cwd)
+            .args(command)
+            .status()
+            .expect("tmux");
+        assert!(status.success(), "tmux new-session");
+        tmux
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .status();
+    }
+}
+
+/// Issue 8, point 3 with Claude Code: live delivery into an idle session,
+/// and a session that is killed leaves with its waiter.
+#[test]
+fn an_idle_claude_session_is_woken_by_a_message_and_leaves_when_killed() {
+    let server = ModelServer::start(Script::default().or_else(Reply::text("noted")));
+    let env = VendorEnv::new(&server);
+    if env.bin(CliKind::Claude).is_none() {
+        return;
+    }
+    claude_state(&env);
+    let mut home = TestHome::new();
+    home.env.extend(env.env());
+    home.spawn_daemon("h");
+    home.ok(&["peer", "join", "lead", "-g", "team"]);
+    let mut command = vec!["env".to_owned()];
+    command.extend(env.env().into_iter().map(|(k, v)| format!("{k}={v}")));
+    command.push("TERM=xterm-256color".into());
+    command.extend([
+        flotilla_bin().display().to_string(),
+        "--home".into(),
+        home.path().display().to_string(),
+        "peer".into(),
+        "claude".into(),
+        "-n".into(),
+        "s1".into(),
+        "-g".into(),
+        "team".into(),
+        "--".into(),
+        "--model".into(),
+        default_model(CliKind::Claude).into(),
+    ]);
+    let tmux = Tmux::start(env.path(), &env.workdir(), &command);
+    wait_until("the session peer", PATIENCE, || {
+        roster_peer(&home, "h/s1").is_some()
+    });
+    let peer = roster_peer(&home, "h/s1").expect("peer");
+    assert_eq!(peer["kind"], "session", "{peer}");
+    assert_eq!(peer["delivery"], "live", "{peer}");
+    let waiter = format!("{} hook wait", home.path().display());
+    wait_until("the session's waiter", PATIENCE, || {
+        process_running(&waiter)
+    });
+
+    home.ok(&["send", "--as", "lead", "--to", "s1", "PING-MARK from lead"]);
+    let carried = || {
+        server
+            .model_requests()
+            .iter()
+            .any(|r| r.body.to_string().contains("PING-MARK"))
+    };
+    wait_until("the message in the model's next request", PATIENCE, carried);
+    let inbox = home.json(&["inbox", "--as", "s1", "--peek"]);
+    assert_eq!(
+        inbox["messages"],
+        json!([]),
+        "handed over and acknowledged: {inbox}"
+    );
+
+    let evidence: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join("state/sessions/s1.json")).expect("evidence"),
+    )
+    .expect("json");
+    let pid = evidence["pid"].as_u64().expect("pid").to_string();
+    let killed = Command::new("kill")
+        .args(["-9", &pid])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    wait_until("the session leaves", PATIENCE, || {
+        roster_peer(&home, "h/s1").is_none()
+    });
+    wait_until("no waiter left", PATIENCE, || !process_running(&waiter));
+    drop(tmux);
+}
+
+/// A session cannot take the name of an existing peer, nor a flag its CLI
+/// lacks: refused before anything starts.
+#[test]
+fn a_session_that_cannot_start_is_refused_before_its_cli_runs() {
+    let mut home = TestHome::new();
+    home.spawn_daemon("h");
+    home.ok(&["peer", "join", "lead"]);
+    let taken = home.fails(&["peer", "claude", "-n", "lead"], 6);
+    assert!(taken.contains("already registered"), "{taken}");
+    let no_resume = home.fails(&["peer", "grok", "-n", "g", "--resume", "x"], 2);
+    assert!(no_resume.contains("resume"), "{no_resume}");
+    let roster = home.json(&["roster"]);
+    let ids: Vec<&str> = roster["peers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["h/lead"], "{roster}");
+}
