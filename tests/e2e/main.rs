@@ -13,6 +13,7 @@ mod federation_rules;
 mod home_state;
 mod hub;
 mod lane_input;
+mod lane_messages;
 mod lane_recovery;
 mod lanes;
 mod messaging;

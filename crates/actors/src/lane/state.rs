@@ -165,6 +165,16 @@ impl LaneRecord {
         self.uncollected = Some(result);
     }
 
+    /// The prompt of the next turn from the messages that arrived while a
+    /// turn ran (in arrival order, one prompt), when the lane is idle and
+    /// has some; they are taken off the queue.
+    pub fn take_queued(&mut self) -> Option<String> {
+        if self.phase != LanePhase::Idle || self.queued.is_empty() {
+            return None;
+        }
+        Some(std::mem::take(&mut self.queued).join("\n\n"))
+    }
+
     /// Hands out the uncollected result, once.
     pub fn collect(&mut self) -> Option<TurnResult> {
         self.uncollected.take()

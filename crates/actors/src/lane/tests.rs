@@ -168,3 +168,18 @@ fn specs_and_records_round_trip_the_store_codec() {
     let back: LaneRecord = crate::codec::decode(&bytes, 1 << 20).expect("decode");
     assert_eq!(back, lane);
 }
+
+/// Issue 13, point 8: messages that arrived during a turn were queued and
+/// never read.
+#[test]
+fn queued_messages_become_one_prompt_once_the_lane_is_idle() {
+    let mut lane = LaneRecord::new(spec(), Timestamp(0));
+    lane.begin_turn(false, Timestamp(1)).expect("turn");
+    lane.queued = vec!["alpha".into(), "beta".into()];
+    assert_eq!(lane.take_queued(), None, "not while a turn runs");
+    lane.running = None;
+    lane.phase = LanePhase::Idle;
+    assert_eq!(lane.take_queued().as_deref(), Some("alpha\n\nbeta"));
+    assert!(lane.queued.is_empty());
+    assert_eq!(lane.take_queued(), None);
+}

@@ -182,6 +182,8 @@ impl Actor for Lane {
             }
             LaneMsg::Exited { outcome, exit } => turn::finish(state, outcome, exit).await,
         }
+        // Messages that arrived during a turn start the next one.
+        turn::start_queued(state, &myself).await;
         Ok(())
     }
 

@@ -161,6 +161,16 @@ pub(super) async fn deliver(state: &mut LaneState, myself: &LaneRef, prompt: Str
     }
 }
 
+/// Starts the next turn with the messages that arrived while the lane was
+/// busy, once it is idle. They stay queued (on disk) until then, so a
+/// daemon restart keeps them.
+pub(super) async fn start_queued(state: &mut LaneState, myself: &LaneRef) {
+    let Some(prompt) = state.record.take_queued() else {
+        return;
+    };
+    deliver(state, myself, prompt).await;
+}
+
 /// Records the end of the running turn.
 pub(super) async fn finish(state: &mut LaneState, outcome: Outcome, exit: Option<i32>) {
     let Some(running) = state.record.running.clone() else {
