@@ -14,6 +14,7 @@ mod home_state;
 mod hub;
 mod lane_input;
 mod lane_messages;
+mod lane_reaping;
 mod lane_recovery;
 mod lanes;
 mod messaging;

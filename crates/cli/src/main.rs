@@ -11,6 +11,7 @@ mod exit;
 mod mcp;
 mod output;
 mod shim;
+mod shim_reaper;
 
 use std::process::ExitCode;
 

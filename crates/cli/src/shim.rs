@@ -5,7 +5,10 @@
 //! `DIR/exit` (128+N for a signal). It ignores SIGINT and SIGTERM itself, so
 //! a signal to the group stops the CLI and the shim still records how; only
 //! SIGKILL ends the shim early. Because it does not depend on the daemon, a
-//! turn survives a daemon crash and the restarted daemon adopts it.
+//! turn survives a daemon crash and the restarted daemon adopts it. As a
+//! child subreaper it also ends, when the CLI exits, every descendant left
+//! behind, even one that escaped the group with `setsid`
+//! ([`crate::shim_reaper`]).
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
@@ -34,6 +37,8 @@ pub(crate) async fn run(dir: &Path, stdin_prompt: bool, argv: &[String]) -> Resu
     } else {
         Stdio::null()
     };
+    crate::shim_reaper::become_subreaper();
+    let own_group = std::process::id();
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
@@ -51,7 +56,13 @@ pub(crate) async fn run(dir: &Path, stdin_prompt: bool, argv: &[String]) -> Resu
                     break status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
                 }
                 _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
+                // Told to stop: the group gets the signal itself; what
+                // left the group does not, so end it now.
+                _ = terminate.recv() => {
+                    tokio::task::spawn_blocking(move || {
+                        crate::shim_reaper::end_descendants(Some(own_group))
+                    });
+                }
                 _ = hangup.recv() => {}
             }
         },
@@ -62,6 +73,7 @@ pub(crate) async fn run(dir: &Path, stdin_prompt: bool, argv: &[String]) -> Resu
             127
         }
     };
+    tokio::task::spawn_blocking(|| crate::shim_reaper::end_descendants(None)).await?;
     let tmp = dir.join("exit.tmp");
     flotilla_actors::private_file::write(&tmp, format!("{code}\n").as_bytes())?;
     std::fs::rename(&tmp, dir.join("exit"))?;

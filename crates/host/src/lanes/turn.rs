@@ -235,6 +235,13 @@ pub(super) async fn recover(state: &mut LaneState, myself: &LaneRef) {
         Some(pid) => format!("the turn's process (pid {pid}) was gone when the daemon restarted"),
         None => "the daemon stopped before the turn's process started".to_owned(),
     };
+    // The shim is gone, but what it started may not be: its process group
+    // outlives it while any member lives (and so is still this turn's).
+    if let Some(pid) = running.pid
+        && group_alive(pid)
+    {
+        signal_group(pid, Signal::KILL);
+    }
     state.stopping = Some((TurnStatus::Lost, why));
     finish(
         state,
