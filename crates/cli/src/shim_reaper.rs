@@ -81,8 +81,15 @@ fn reap() {
 
 /// Ends the descendants of this process: those outside `group` only, or
 /// all of them; SIGTERM, then SIGKILL for any left after a short grace.
+/// Exited children are reaped only when all are ended (the CLI has been
+/// waited for by then; before, its status must stay for the shim).
 pub(crate) fn end_descendants(outside_group: Option<u32>) {
     let me = std::process::id();
+    let reap = || {
+        if outside_group.is_none() {
+            reap();
+        }
+    };
     let pick = || -> Vec<u32> {
         descendants(me)
             .into_iter()
