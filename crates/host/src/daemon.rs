@@ -91,12 +91,12 @@ pub async fn run(home: Home, options: DaemonOptions) -> Result<(), DaemonError> 
     })?;
     // A typo in the remote-lane policy is an error now, not a refusal of
     // every request later.
-    crate::remote_lanes::policy::RemoteLanePolicy::new(
-        &config.allow_remote_lanes,
-        &config.allow_remote_groups,
+    crate::remote_lanes::policy::RemoteLanePolicy::from_config(
+        &config,
+        &crate::remote_lanes::default_root(&home),
     )
     .map_err(|message| ConfigError::Parse {
-        path: "config.toml or --allow-remote-lanes / --allow-remote-groups".into(),
+        path: "config.toml or its --allow-remote-* / --remote-lane-* flags".into(),
         message: format!("{message}. "),
     })?;
     let host = options
