@@ -285,6 +285,20 @@ fn a_bad_remote_lane_policy_stops_the_daemon_at_start_and_names_it() {
             "{stderr}"
         );
     }
+    home.write_config("");
+    let flags: [(&[&str], &str); 3] = [
+        (
+            &["--remote-lane-max-permissions", "root"],
+            "workspace or bypass",
+        ),
+        (&["--remote-lane-roots", "/ok,relative"], "absolute"),
+        (&["--remote-lane-env", "A=B"], "A=B"),
+    ];
+    for (flag, why) in flags {
+        let stderr = home.fails(&[&["host", "run"], flag].concat(), 1);
+        let key = flag[0].trim_start_matches("--").replace('-', "_");
+        assert!(stderr.contains(&key) && stderr.contains(why), "{stderr}");
+    }
 }
 
 /// `lane run --host work --as lead ARGS...`, which `work` must refuse
