@@ -8,6 +8,7 @@
 use flotilla_tests::federation::{PATIENCE, Running, host_home, hub_home, run_hub, wait_link};
 use flotilla_tests::{TestHome, stop_child, wait_until};
 use serde_json::Value;
+use std::path::Path;
 
 use crate::lanes::{code, running_with, unique};
 
@@ -21,16 +22,24 @@ fn start(host: &mut TestHome, name: &str, extra_config: &str) {
 /// A hub, `laptop` (lead in `proj`) and `work`, which lets `proj` run
 /// `exec` lanes.
 fn federation() -> (TestHome, Running, TestHome, TestHome) {
+    federation_with(|_| "allow_remote_lanes = [\"exec\"]\n".into())
+}
+
+/// The same with `work`'s own policy, given `work`'s home
+/// (`allow_remote_groups = ["proj"]` is added).
+fn federation_with(
+    work_policy: impl FnOnce(&Path) -> String,
+) -> (TestHome, Running, TestHome, TestHome) {
     let (hub, addr) = hub_home();
     let server = run_hub(&hub);
     let mut laptop = host_home(&hub, "laptop", &addr);
     let mut work = host_home(&hub, "work", &addr);
     start(&mut laptop, "laptop", "");
-    start(
-        &mut work,
-        "work",
-        "allow_remote_lanes = [\"exec\"]\nallow_remote_groups = [\"proj\"]\n",
+    let policy = format!(
+        "{}allow_remote_groups = [\"proj\"]\n",
+        work_policy(work.path())
     );
+    start(&mut work, "work", &policy);
     laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
     (hub, server, laptop, work)
 }
@@ -259,4 +268,143 @@ fn a_bad_remote_lane_policy_stops_the_daemon_at_start_and_names_it() {
         1,
     );
     assert!(stderr.contains("bad group"), "{stderr}");
+    let bad = [
+        (
+            "remote_lane_max_permissions = \"root\"",
+            "workspace or bypass",
+        ),
+        ("remote_lane_roots = [\"relative\"]", "absolute"),
+        ("remote_lane_env = [\"A=B\"]", "A=B"),
+    ];
+    for (line, why) in bad {
+        home.write_config(&format!("{line}\n"));
+        let stderr = home.fails(&["host", "run"], 1);
+        let key = line.split(' ').next().unwrap_or(line);
+        assert!(
+            stderr.contains(key) && stderr.contains(why) && !stderr.contains("unknown field"),
+            "{stderr}"
+        );
+    }
+    home.write_config("");
+    let flags: [(&[&str], &str); 3] = [
+        (
+            &["--remote-lane-max-permissions", "root"],
+            "workspace or bypass",
+        ),
+        (&["--remote-lane-roots", "/ok,relative"], "absolute"),
+        (&["--remote-lane-env", "A=B"], "A=B"),
+    ];
+    for (flag, why) in flags {
+        let stderr = home.fails(&[&["host", "run"], flag].concat(), 1);
+        let key = flag[0].trim_start_matches("--").replace('-', "_");
+        assert!(stderr.contains(&key) && stderr.contains(why), "{stderr}");
+    }
+}
+
+/// `lane run --host work --as lead ARGS...`, which `work` must refuse
+/// (exit 5); returns the reason.
+fn refused(laptop: &TestHome, args: &[&str]) -> String {
+    let mut all = vec!["lane", "run", "--host", "work", "--as", "lead"];
+    all.extend_from_slice(args);
+    laptop.fails(&all, 5)
+}
+
+#[test]
+fn issue_13_a_remote_lane_cannot_work_outside_the_destinations_roots() {
+    let (_hub, _server, laptop, work) = federation();
+    // Without -C: a fresh directory under the default root, as before.
+    laptop.ok(&[
+        "lane", "run", "--host", "work", "--as", "lead", "--cli", "exec", "-n", "first", "--",
+        "true",
+    ]);
+    let first = work.path().join("state/remote-lanes/first");
+    std::os::unix::fs::symlink("/etc", first.join("out")).expect("symlink");
+    let escape = format!("{}/../..", first.display());
+    let link = format!("{}/out", first.display());
+    for dir in ["/etc", escape.as_str(), link.as_str()] {
+        let why = refused(&laptop, &["--cli", "exec", "-C", dir, "--", "true"]);
+        assert!(why.contains("remote_lane_roots"), "{dir}: {why}");
+    }
+    assert_eq!(lanes_of(&work), ["work/first"], "nothing else ran");
+}
+
+#[test]
+fn issue_13_a_remote_lane_cannot_raise_permissions_set_env_or_pass_native_args() {
+    let (_hub, _server, laptop, work) = federation_with(|_| {
+        "allow_remote_lanes = [\"exec\", \"claude\"]\nclis = { claude = \"/nonexistent/claude\" }\n"
+            .into()
+    });
+    let attacks: [(&[&str], &str); 3] = [
+        (
+            &["--cli", "exec", "--permissions", "bypass", "--", "true"],
+            "remote_lane_max_permissions",
+        ),
+        (
+            &["--cli", "exec", "--env", "LD_PRELOAD=/x.so", "--", "true"],
+            "remote_lane_env",
+        ),
+        (
+            &[
+                "--cli",
+                "claude",
+                "--prompt",
+                "x",
+                "--",
+                "--mcp-config",
+                "/x.json",
+            ],
+            "remote_lane_args",
+        ),
+    ];
+    for (args, rule) in attacks {
+        let why = refused(&laptop, args);
+        assert!(why.contains(rule), "{args:?}: {why}");
+    }
+    for home in [&laptop, &work] {
+        assert!(lanes_of(home).is_empty(), "nothing ran anywhere");
+    }
+}
+
+#[test]
+fn issue_13_a_remote_lane_within_the_destinations_policy_runs() {
+    let (_hub, _server, laptop, work) = federation_with(|home| {
+        let root = home.join("projects");
+        std::fs::create_dir_all(root.join("app")).expect("root");
+        format!(
+            "allow_remote_lanes = [\"exec\"]\nremote_lane_roots = [\"{}\"]\n\
+             remote_lane_max_permissions = \"bypass\"\nremote_lane_env = [\"GREETING\"]\n",
+            root.display()
+        )
+    });
+    let app = work.path().join("projects/app");
+    let dir = format!("{}/../app", app.display());
+    let (c, v) = code(
+        &laptop,
+        &[
+            "lane",
+            "run",
+            "--host",
+            "work",
+            "--as",
+            "lead",
+            "--cli",
+            "exec",
+            "-C",
+            &dir,
+            "--permissions",
+            "bypass",
+            "--env",
+            "GREETING=hi",
+            "--",
+            "sh",
+            "-c",
+            "echo $GREETING in $(pwd -P)",
+        ],
+    );
+    assert_eq!(c, 0, "{v}");
+    let canonical = std::fs::canonicalize(&app).expect("app");
+    assert_eq!(v["result"], format!("hi in {}", canonical.display()), "{v}");
+    // The default root is replaced by the configured one.
+    let why = refused(&laptop, &["--cli", "exec", "-C", "/tmp", "--", "true"]);
+    assert!(why.contains("remote_lane_roots"), "{why}");
 }

@@ -39,6 +39,14 @@ pub struct DaemonOptions {
     pub allow_remote_lanes: Option<Vec<String>>,
     /// Overrides `allow_remote_groups` (`--allow-remote-groups`).
     pub allow_remote_groups: Option<Vec<String>>,
+    /// Overrides `remote_lane_roots` (`--remote-lane-roots`).
+    pub remote_lane_roots: Option<Vec<std::path::PathBuf>>,
+    /// Overrides `remote_lane_max_permissions` (`--remote-lane-max-permissions`).
+    pub remote_lane_max_permissions: Option<String>,
+    /// Overrides `remote_lane_env` (`--remote-lane-env`).
+    pub remote_lane_env: Option<Vec<String>>,
+    /// Sets `remote_lane_args` (`--remote-lane-args`).
+    pub remote_lane_args: bool,
     /// Start with a new, empty store although this home had one
     /// (`--new-store`; see [`crate::store_file`]).
     pub new_store: bool,
@@ -71,32 +79,47 @@ pub enum DaemonError {
     Io(#[from] std::io::Error),
 }
 
+/// The flags of `host run` over the config's remote-lane keys.
+fn override_remote_lanes(config: &mut HostConfig, options: &mut DaemonOptions) {
+    if let Some(clis) = options.allow_remote_lanes.take() {
+        config.allow_remote_lanes = clis;
+    }
+    if let Some(groups) = options.allow_remote_groups.take() {
+        config.allow_remote_groups = groups;
+    }
+    if let Some(roots) = options.remote_lane_roots.take() {
+        config.remote_lane_roots = roots;
+    }
+    if let Some(max) = options.remote_lane_max_permissions.take() {
+        config.remote_lane_max_permissions = max;
+    }
+    if let Some(env) = options.remote_lane_env.take() {
+        config.remote_lane_env = env;
+    }
+    config.remote_lane_args |= options.remote_lane_args;
+}
+
 /// Runs the daemon until it is asked to stop.
-pub async fn run(home: Home, options: DaemonOptions) -> Result<(), DaemonError> {
+pub async fn run(home: Home, mut options: DaemonOptions) -> Result<(), DaemonError> {
     home.prepare()?;
     let mut lock = DaemonLock::acquire(&home)?;
     crate::logging::init(&home)?;
     let mut config = HostConfig::load(&home.config_file)?;
+    override_remote_lanes(&mut config, &mut options);
     config.hub = options.hub.or(config.hub);
     config.hub_name = options.hub_name.or(config.hub_name);
-    if let Some(clis) = options.allow_remote_lanes {
-        config.allow_remote_lanes = clis;
-    }
-    if let Some(groups) = options.allow_remote_groups {
-        config.allow_remote_groups = groups;
-    }
     config.hub_target().map_err(|message| ConfigError::Parse {
         path: "--hub".into(),
         message,
     })?;
     // A typo in the remote-lane policy is an error now, not a refusal of
     // every request later.
-    crate::remote_lanes::policy::RemoteLanePolicy::new(
-        &config.allow_remote_lanes,
-        &config.allow_remote_groups,
+    crate::remote_lanes::policy::RemoteLanePolicy::from_config(
+        &config,
+        &crate::remote_lanes::default_root(&home),
     )
     .map_err(|message| ConfigError::Parse {
-        path: "config.toml or --allow-remote-lanes / --allow-remote-groups".into(),
+        path: "config.toml or its --allow-remote-* / --remote-lane-* flags".into(),
         message: format!("{message}. "),
     })?;
     let host = options

@@ -103,6 +103,18 @@ pub(crate) struct RunArgs {
     /// Only peers in one of these groups may place lanes here (default: config.toml's `allow_remote_groups`).
     #[arg(long, value_name = "GROUP,...", value_delimiter = ',')]
     pub(crate) allow_remote_groups: Option<Vec<String>>,
+    /// A remote lane's `-C` must resolve inside one of these directories (default: config.toml's `remote_lane_roots`, else STATE/remote-lanes).
+    #[arg(long, value_name = "DIR,...", value_delimiter = ',')]
+    pub(crate) remote_lane_roots: Option<Vec<std::path::PathBuf>>,
+    /// The highest permission mode granted to remote lanes: default, workspace or bypass (default: config.toml's `remote_lane_max_permissions`, else workspace).
+    #[arg(long, value_name = "MODE")]
+    pub(crate) remote_lane_max_permissions: Option<String>,
+    /// The environment variables a remote lane may set (default: config.toml's `remote_lane_env`, else none).
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
+    pub(crate) remote_lane_env: Option<Vec<String>>,
+    /// Accept native arguments for remote lanes of CLIs other than exec (default: config.toml's `remote_lane_args`).
+    #[arg(long)]
+    pub(crate) remote_lane_args: bool,
     /// Start with a new, empty store when state/host.redb is missing although this home had one.
     #[arg(long)]
     pub(crate) new_store: bool,

@@ -33,6 +33,10 @@ pub(crate) async fn run(env: &Env, args: RunArgs) -> Result<u8> {
         hub_name: args.hub_name.clone(),
         allow_remote_lanes: args.allow_remote_lanes.clone(),
         allow_remote_groups: args.allow_remote_groups.clone(),
+        remote_lane_roots: args.remote_lane_roots.clone(),
+        remote_lane_max_permissions: args.remote_lane_max_permissions.clone(),
+        remote_lane_env: args.remote_lane_env.clone(),
+        remote_lane_args: args.remote_lane_args,
         new_store: args.new_store,
     };
     host_daemon::run(env.home.clone(), options).await?;
@@ -95,6 +99,19 @@ pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
     }
     if let Some(groups) = &args.allow_remote_groups {
         cmd.arg(format!("--allow-remote-groups={}", groups.join(",")));
+    }
+    if let Some(roots) = &args.remote_lane_roots {
+        let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+        cmd.arg(format!("--remote-lane-roots={}", roots.join(",")));
+    }
+    if let Some(max) = &args.remote_lane_max_permissions {
+        cmd.arg(format!("--remote-lane-max-permissions={max}"));
+    }
+    if let Some(env) = &args.remote_lane_env {
+        cmd.arg(format!("--remote-lane-env={}", env.join(",")));
+    }
+    if args.remote_lane_args {
+        cmd.arg("--remote-lane-args");
     }
     if args.new_store {
         cmd.arg("--new-store");

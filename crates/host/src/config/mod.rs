@@ -85,6 +85,17 @@ pub struct HostConfig {
     /// The groups whose peers may place lanes here; a requester must be in
     /// one of them (`--allow-remote-groups`).
     pub allow_remote_groups: Vec<String>,
+    /// Directories a remote lane's `-C` must resolve inside; empty:
+    /// `STATE/remote-lanes` only, where a lane without `-C` gets a fresh
+    /// directory.
+    pub remote_lane_roots: Vec<std::path::PathBuf>,
+    /// The highest permission mode granted to remote lanes (`default`,
+    /// `workspace` or `bypass`); a request above it is refused.
+    pub remote_lane_max_permissions: String,
+    /// The environment variables a remote lane may set; any other is refused.
+    pub remote_lane_env: Vec<String>,
+    /// Whether remote lanes of CLIs other than `exec` take native arguments.
+    pub remote_lane_args: bool,
     /// Whether the daemon advertises this host over mDNS
     /// (`_flotilla-host._udp.local.`: its name and CA fingerprint), so
     /// `flotilla discover` lists it. Off by default.
@@ -134,6 +145,10 @@ impl Default for HostConfig {
             hub_startup_retry_ms: vec![30_000, 60_000, 120_000, 300_000],
             allow_remote_lanes: Vec::new(),
             allow_remote_groups: Vec::new(),
+            remote_lane_roots: Vec::new(),
+            remote_lane_max_permissions: "workspace".to_owned(),
+            remote_lane_env: Vec::new(),
+            remote_lane_args: false,
             advertise: false,
             hub_server: None,
         }

@@ -1,5 +1,6 @@
 //! The answering side: a lane op relayed by the hub from another host,
-//! checked against this host's policy, then run like a local request. A
+//! checked against this host's policy (who may ask, and what a lane may
+//! ask for: [`super::limits`]), then run like a local request. A
 //! started lane's owner is the requester (a peer of the asking host), so
 //! its results go to that peer's inbox through the hub.
 
@@ -31,11 +32,8 @@ fn forbidden(ctx: &HostContext, why: String) -> ControlError {
 }
 
 async fn answer(ctx: &Arc<HostContext>, call: LaneCall) -> Result<Value, ControlError> {
-    let policy = RemoteLanePolicy::new(
-        &ctx.config.allow_remote_lanes,
-        &ctx.config.allow_remote_groups,
-    )
-    .map_err(|e| forbidden(ctx, format!("its remote lane policy is invalid ({e})")))?;
+    let policy = RemoteLanePolicy::from_config(&ctx.config, &super::default_root(&ctx.home))
+        .map_err(|e| forbidden(ctx, format!("its remote lane policy is invalid ({e})")))?;
     let args: Value = serde_json::from_str(&call.args)
         .map_err(|e| ControlError::new(ErrorCode::BadRequest, format!("bad arguments: {e}")))?;
     let mut request = Request::from_parts(&call.op, args)?;
@@ -45,11 +43,18 @@ async fn answer(ctx: &Arc<HostContext>, call: LaneCall) -> Result<Value, Control
             policy
                 .check_start(a.cli, &call.groups)
                 .map_err(|why| forbidden(ctx, why))?;
+            let limits = policy.limits();
+            limits.check(a).map_err(|r| forbidden(ctx, r.to_string()))?;
+            a.cwd = Some(match &a.cwd {
+                Some(dir) => limits
+                    .resolve_cwd(dir, |p| std::fs::canonicalize(p))
+                    .map_err(|r| forbidden(ctx, r.to_string()))?
+                    .display()
+                    .to_string(),
+                None => workdir(ctx, &a.name)?,
+            });
             a.as_peer = None;
             a.owner = Some(call.requester.clone());
-            if a.cwd.is_none() {
-                a.cwd = Some(workdir(ctx, &a.name)?);
-            }
             remember_requester(ctx, &call);
         }
         Request::LaneResume(a) => drive(ctx, &policy, &call, &a.name).await?,
@@ -98,7 +103,7 @@ async fn drive(
 /// A fresh directory for a remote lane that named none: under this host's
 /// state, owner-only.
 fn workdir(ctx: &HostContext, name: &PeerName) -> Result<String, ControlError> {
-    let dir = ctx.home.state_dir.join("remote-lanes").join(name.as_str());
+    let dir = super::default_root(&ctx.home).join(name.as_str());
     crate::home::create_private(&dir).map_err(|e| ControlError::internal(e.to_string()))?;
     Ok(dir.display().to_string())
 }
