@@ -4,7 +4,8 @@
 //! A malformed or unknown request gets a structured error and the
 //! connection stays usable; an oversized line is skipped to its end and
 //! answered with `too_large`; a client of another user, a stream that ends
-//! mid-line, or one idle too long is dropped. Nothing here can stop the
+//! mid-line, or one idle too long is dropped, and one that hangs up while
+//! its request waits releases the wait at once. Nothing here can stop the
 //! daemon or stall other clients.
 
 use std::sync::Arc;
@@ -69,7 +70,16 @@ pub(super) async fn serve(stream: UnixStream, ctx: Arc<HostContext>) {
                     // Only the hub link sets a remote owner.
                     a.owner = None;
                 }
-                match dispatch(&ctx, request).await {
+                // A client that hangs up while its request waits (a
+                // long-poll `inbox.fetch`, `lane wait`) releases it at once.
+                let outcome = tokio::select! {
+                    outcome = dispatch(&ctx, request) => outcome,
+                    () = hung_up(&mut read) => {
+                        tracing::debug!(op, "the client hung up while its request waited");
+                        return;
+                    }
+                };
+                match outcome {
                     Ok(result) => ResponseFrame::ok(id, result),
                     Err(err) => {
                         tracing::debug!(op, code = err.code.as_str(), message = %err.message, "request refused");
@@ -82,6 +92,16 @@ pub(super) async fn serve(stream: UnixStream, ctx: Arc<HostContext>) {
         if respond(&mut write, response).await.is_err() {
             return;
         }
+    }
+}
+
+/// Resolves when the client has closed its end; never while it only sends
+/// more (that waits for the next request).
+async fn hung_up<R: tokio::io::AsyncBufRead + Unpin>(read: &mut R) {
+    use tokio::io::AsyncBufReadExt;
+    match read.fill_buf().await {
+        Ok([]) | Err(_) => {}
+        Ok(_) => std::future::pending().await,
     }
 }
 
