@@ -18,7 +18,7 @@ mod status;
 
 pub use error::{ControlError, ErrorCode};
 pub use lanes::*;
-pub use lines::{LineError, read_line};
+pub use lines::{LineBudget, LineError, read_line, read_line_within};
 pub use ops::*;
 pub use outbox::*;
 pub use remote::*;

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_actors::protocol::{
-    ControlError, ErrorCode, LineError, Request, RequestFrame, ResponseFrame, read_line,
+    ControlError, ErrorCode, LineBudget, LineError, Request, RequestFrame, ResponseFrame,
+    read_line_within,
 };
 use serde_json::Value;
 use tokio::io::{AsyncWriteExt, BufReader};
@@ -30,7 +31,14 @@ pub(crate) fn line_limit(ctx: &HostContext) -> usize {
     flotilla_actors::protocol::DEFAULT_MAX_LINE.max(ctx.config.max_message_bytes * 6 + 64 * 1024)
 }
 
-pub(super) async fn serve(stream: UnixStream, ctx: Arc<HostContext>) {
+/// What every connection together may hold in partial request lines: four
+/// of the largest requests (32 MiB at the defaults), so twenty clients each
+/// sending an endless line cannot grow the daemon past it.
+pub(super) fn line_budget(ctx: &HostContext) -> LineBudget {
+    LineBudget::new(4 * line_limit(ctx))
+}
+
+pub(super) async fn serve(stream: UnixStream, ctx: Arc<HostContext>, budget: Arc<LineBudget>) {
     if !same_user(&stream) {
         tracing::warn!("refused a control connection from another user");
         return;
@@ -39,7 +47,8 @@ pub(super) async fn serve(stream: UnixStream, ctx: Arc<HostContext>) {
     let mut read = BufReader::new(read);
     let limit = line_limit(&ctx);
     loop {
-        let line = match tokio::time::timeout(IDLE_TIMEOUT, read_line(&mut read, limit)).await {
+        let reading = read_line_within(&mut read, limit, Some(&budget));
+        let line = match tokio::time::timeout(IDLE_TIMEOUT, reading).await {
             Ok(Ok(Some(line))) => line,
             Ok(Ok(None)) | Err(_) => return,
             Ok(Err(LineError::TooLong { limit })) => {
@@ -50,6 +59,20 @@ pub(super) async fn serve(stream: UnixStream, ctx: Arc<HostContext>) {
                 .with_hint(
                     "send smaller messages; max_message_bytes in config.toml sets the limit",
                 );
+                if respond(&mut write, ResponseFrame::err(Value::Null, err))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                continue;
+            }
+            Ok(Err(LineError::Busy { budget })) => {
+                let err = ControlError::new(
+                    ErrorCode::Unavailable,
+                    format!("the daemon is reading {budget} bytes of other clients' requests, the most it holds at once; this request was skipped"),
+                )
+                .with_hint("retry in a moment");
                 if respond(&mut write, ResponseFrame::err(Value::Null, err))
                     .await
                     .is_err()

@@ -105,10 +105,11 @@ fn bind(path: &std::path::Path) -> std::io::Result<UnixListener> {
 }
 
 async fn accept_loop(listener: UnixListener, ctx: Arc<HostContext>) {
+    let budget = Arc::new(connection::line_budget(&ctx));
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
-                tokio::spawn(connection::serve(stream, ctx.clone()));
+                tokio::spawn(connection::serve(stream, ctx.clone(), budget.clone()));
             }
             Err(e) => {
                 // Out of descriptors and the like: wait a little, keep serving.
