@@ -68,6 +68,10 @@ pub(crate) enum Command {
     Bench(BenchCommand),
     /// Serve Flotilla's tools to an agent over MCP (stdio), acting as one peer.
     Mcp(McpArgs),
+    /// Teach the agent CLIs installed here about Flotilla (a skill or
+    /// extension per CLI), show it, or remove exactly what was written.
+    #[command(subcommand)]
+    Integrations(IntegrationsCommand),
     /// Internal: the hooks of an interactive session (started by its CLI).
     #[command(hide = true, subcommand)]
     Hook(HookCommand),
@@ -118,6 +122,28 @@ pub(crate) struct RunArgs {
     /// Start with a new, empty store when state/host.redb is missing although this home had one.
     #[arg(long)]
     pub(crate) new_store: bool,
+}
+
+/// `integrations install|uninstall|status`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum IntegrationsCommand {
+    /// Write the instructions for each installed CLI (or --cli).
+    Install(IntegrationsArgs),
+    /// Remove exactly what `install` wrote.
+    Uninstall(IntegrationsArgs),
+    /// What is installed, per CLI.
+    Status(IntegrationsArgs),
+}
+
+/// Which CLIs, and whether to only show what would change.
+#[derive(Debug, Args)]
+pub(crate) struct IntegrationsArgs {
+    /// Only this CLI (claude, codex, gemini, qwen).
+    #[arg(long, value_name = "CLI")]
+    pub(crate) cli: Option<String>,
+    /// Show what would be written or removed, change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
 }
 
 /// The hooks of an interactive session.

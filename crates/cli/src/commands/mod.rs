@@ -8,6 +8,7 @@ mod doctor;
 mod enroll;
 mod hook;
 mod hub;
+mod integrations;
 pub(crate) mod lane_client;
 mod lanes;
 pub(crate) mod mail;
@@ -74,6 +75,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Bench(c) => crate::bench::run(&env, c).await,
         Command::Mcp(a) => crate::mcp::run(env, a).await,
         Command::Hook(c) => hook::run(&env, c).await,
+        Command::Integrations(c) => integrations::run(&env, c),
         Command::LaneShim {
             dir,
             stdin_prompt,
