@@ -12,6 +12,7 @@ mod federation;
 mod federation_rules;
 mod home_state;
 mod hub;
+mod hub_groups;
 mod lane_input;
 mod lane_messages;
 mod lane_recovery;
