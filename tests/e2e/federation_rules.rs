@@ -20,7 +20,7 @@ use flotilla_hub::{ConnectOptions, HubSession};
 use flotilla_tests::federation::{PATIENCE, host_home, hub_home, run_hub, wait_link};
 use flotilla_tests::wait_until;
 
-fn peer(id: &str, groups: &[&str]) -> RosterPeer {
+pub(crate) fn peer(id: &str, groups: &[&str]) -> RosterPeer {
     RosterPeer {
         record: PeerRecord {
             id: PeerId::parse(id).expect("id"),
@@ -36,7 +36,7 @@ fn peer(id: &str, groups: &[&str]) -> RosterPeer {
     }
 }
 
-fn forward(from: &str, to: &str, group: Option<&str>, body: &str) -> Frame {
+pub(crate) fn forward(from: &str, to: &str, group: Option<&str>, body: &str) -> Frame {
     let to = PeerId::parse(to).expect("to");
     Frame::Forward(Forward {
         message: Message {
@@ -55,7 +55,7 @@ fn forward(from: &str, to: &str, group: Option<&str>, body: &str) -> Frame {
 }
 
 /// Sends a forward and returns the hub's verdict.
-async fn verdict(session: &mut HubSession, frame: Frame) -> ForwardOutcome {
+pub(crate) async fn verdict(session: &mut HubSession, frame: Frame) -> ForwardOutcome {
     session.send(&frame).await.expect("send");
     let read = async {
         loop {
@@ -69,7 +69,7 @@ async fn verdict(session: &mut HubSession, frame: Frame) -> ForwardOutcome {
         .expect("a verdict in time")
 }
 
-fn refusal(outcome: ForwardOutcome) -> ForwardRefusal {
+pub(crate) fn refusal(outcome: ForwardOutcome) -> ForwardRefusal {
     match outcome {
         ForwardOutcome::Refused { code, .. } => code,
         ForwardOutcome::Queued => panic!("the hub queued what it must refuse"),
@@ -78,7 +78,11 @@ fn refusal(outcome: ForwardOutcome) -> ForwardRefusal {
 
 /// Connects as the host `name` with its valid certificate, speaking
 /// frames directly.
-async fn liar_session(home: &flotilla_tests::TestHome, name: &str, addr: &str) -> HubSession {
+pub(crate) async fn liar_session(
+    home: &flotilla_tests::TestHome,
+    name: &str,
+    addr: &str,
+) -> HubSession {
     let certs = CertPaths::new(home.path().join("certs"));
     let config = host_client_config(&certs).expect("client config");
     let endpoint =
@@ -92,7 +96,7 @@ async fn liar_session(home: &flotilla_tests::TestHome, name: &str, addr: &str) -
 }
 
 /// Waits until the hub closes the session.
-async fn closed(session: &mut HubSession) {
+pub(crate) async fn closed(session: &mut HubSession) {
     let closed = tokio::time::timeout(PATIENCE, async {
         loop {
             if session.recv().await.is_err() {
@@ -104,7 +108,7 @@ async fn closed(session: &mut HubSession) {
 }
 
 /// Every peer id in the hub's roster.
-fn hub_peer_ids(hub: &flotilla_tests::TestHome) -> Vec<String> {
+pub(crate) fn hub_peer_ids(hub: &flotilla_tests::TestHome) -> Vec<String> {
     let roster = hub.json(&["hub", "roster"]);
     roster["hosts"]
         .as_array()

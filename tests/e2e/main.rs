@@ -13,6 +13,7 @@ mod federation;
 mod federation_rules;
 mod home_state;
 mod hub;
+mod hub_groups;
 mod integrations;
 mod lane_input;
 mod lane_messages;

@@ -306,6 +306,9 @@ pub(crate) fn hub_roster(r: &flotilla_hub::view::HubRosterReply) -> String {
                 g.join(",")
             );
         }
+        for r in &h.refused {
+            let _ = writeln!(out, "    refused {} in {}: {}", r.peer, r.group, r.reason);
+        }
     }
     out
 }

@@ -1,8 +1,9 @@
 //! A home that runs the hub: `flotilla hub init` (the CA, the hub's
 //! certificate and `[hub_server]` in `config.toml`) and `flotilla hub run`
-//! (the hub's endpoint, its enrollment listener and the revocation
-//! watcher, in the foreground until SIGTERM or SIGINT, advertised over
-//! mDNS unless `[hub_server] advertise = false`).
+//! (the hub's endpoint, its enrollment listener and the watchers of the
+//! revocation list and of the group list `hub-groups.toml`, in the
+//! foreground until SIGTERM or SIGINT, advertised over mDNS unless
+//! `[hub_server] advertise = false`).
 //!
 //! Owns the glue between a [`Home`] and the hub crate: where the files are
 //! and which config key says where to listen. The certificates are made by
@@ -20,6 +21,8 @@ use flotilla_hub::core::{CoreArgs, CoreRef, HubCore, QueueLimits};
 use flotilla_hub::discovery::mdns::Advertised;
 use flotilla_hub::discovery::{Addresses, Advertisement};
 use flotilla_hub::enroll::{EnrollAuthority, EnrollServer};
+use flotilla_hub::group_policy::GroupPolicy;
+use flotilla_hub::groups_file::{self, GroupsFile, GroupsFileError};
 use flotilla_hub::revocation_list;
 use flotilla_hub::setup::{self, CertPaths, Initialized, SetupError};
 use flotilla_hub::store::{HubStore, HubStoreError};
@@ -62,6 +65,9 @@ pub enum HubServerError {
     /// The revocation list could not be read.
     #[error(transparent)]
     Revocations(#[from] flotilla_hub::StoreError),
+    /// The group list could not be read or written.
+    #[error(transparent)]
+    Groups(#[from] GroupsFileError),
     /// Signals or the control socket could not be set up.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -156,7 +162,8 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
     let (enroll_store, list) = enrollment::hub_records(home);
     let revocations = Revocations::new();
     list.apply(&revocations)?;
-    let (core, core_task) = start_core(home, &server).await?;
+    let groups = hub_groups(home);
+    let (core, core_task) = start_core(home, &server, groups.load()?).await?;
     let control = control::bind(&hub_socket(home))?;
     let control_task = tokio::spawn(control::serve(control, core.clone()));
     let quic = setup::hub_server_config(&certs, revocations.clone())?;
@@ -189,6 +196,11 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
         list,
         revocations,
         endpoint.live_links(),
+        until_stopped(stopped.clone()),
+    ));
+    let following = tokio::spawn(groups_file::watch(
+        groups,
+        core.clone(),
         until_stopped(stopped),
     ));
     let advertised = match server.advertise {
@@ -212,7 +224,7 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
     control_task.abort();
     let _ = std::fs::remove_file(hub_socket(home));
     core.stop(None);
-    let _ = tokio::join!(core_task, enrolling, watching);
+    let _ = tokio::join!(core_task, enrolling, watching, following);
     tracing::info!("hub stopped");
     Ok(())
 }
@@ -221,6 +233,7 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
 async fn start_core(
     home: &Home,
     server: &HubServerConfig,
+    policy: GroupPolicy,
 ) -> Result<(CoreRef, tokio::task::JoinHandle<()>), HubServerError> {
     let store = HubStore::open(&hub_store_file(home))?;
     let limits = QueueLimits {
@@ -232,6 +245,7 @@ async fn start_core(
         hub: server.name.clone(),
         store,
         limits,
+        policy,
     };
     Actor::spawn(None, HubCore, args)
         .await
@@ -241,6 +255,11 @@ async fn start_core(
 /// The hub's store in `home`.
 pub fn hub_store_file(home: &Home) -> PathBuf {
     home.state_dir.join("hub.redb")
+}
+
+/// The hub's group list in `home`: `hub-groups.toml` next to `config.toml`.
+pub fn hub_groups(home: &Home) -> GroupsFile {
+    GroupsFile::new(home.config_file.with_file_name(groups_file::FILE_NAME))
 }
 
 /// The hub's control socket in `home` (`flotilla hub roster` asks there).

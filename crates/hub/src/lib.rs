@@ -16,6 +16,8 @@ pub mod endpoint;
 pub mod enroll;
 pub mod enroll_store;
 pub mod grants;
+pub mod group_policy;
+pub mod groups_file;
 pub mod link;
 pub mod live;
 mod private_file;

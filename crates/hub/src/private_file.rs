@@ -1,5 +1,5 @@
 //! Small JSON files only the hub's user may read, written atomically: the
-//! enrollment records and the revocation list.
+//! enrollment records, the revocation list and the group list.
 //!
 //! Owns the write (a 0600 temporary file in the same directory, synced,
 //! then renamed over the target) and the error type of the hub's files.
@@ -64,14 +64,19 @@ pub(crate) fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, S
 
 /// Writes `value` as JSON to `path` atomically, mode 0600.
 pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
-    let io = |source| StoreError::Io {
-        path: path.to_owned(),
-        source,
-    };
     let bytes = serde_json::to_vec_pretty(value).map_err(|e| StoreError::Damaged {
         path: path.to_owned(),
         reason: e.to_string(),
     })?;
+    write_bytes(path, &bytes)
+}
+
+/// Writes `bytes` to `path` atomically, mode 0600.
+pub(crate) fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let io = |source| StoreError::Io {
+        path: path.to_owned(),
+        source,
+    };
     let name = path
         .file_name()
         .map_or_else(|| "record".into(), |n| n.to_string_lossy().into_owned());
@@ -85,7 +90,7 @@ pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Sto
         .mode(KEY_MODE)
         .open(&tmp)
         .map_err(io)?;
-    file.write_all(&bytes)
+    file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .map_err(io)?;
     std::fs::rename(&tmp, path).map_err(io)

@@ -6,24 +6,36 @@
 //! travel). Every decision is taken here, at the moment a frame arrives:
 //! a host speaks only for its own peers (the name in its certificate, never
 //! a claim in a frame), puts them in another host's private group only
-//! where the hub granted it ([`crate::grants`]), and a message reaches only
+//! where the hub granted it ([`crate::grants`]), has peers in a group the
+//! operator listed only if the list allows its host (other memberships in
+//! it are dropped, [`crate::group_policy`]), and a message reaches only
 //! peers that share a group with its sender, or the members of the
 //! broadcast group the sender is in.
 //! Must not touch sockets, the store or the clock (callers pass `now`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use flotilla_actors::federation::{Forward, ForwardRefusal, RosterDelta, RosterPeer};
+use flotilla_actors::federation::{ForwardRefusal, RosterDelta, RosterPeer};
 use flotilla_actors::model::{PeerRecord, Timestamp};
 use flotilla_actors::names::{GroupName, HostName, PeerId};
 
 use crate::grants::{ForeignPrivateGroup, SessionGrants};
+use crate::group_policy::GroupPolicy;
+
+#[path = "roster_admit.rs"]
+mod admit;
+#[path = "roster_policy.rs"]
+mod policy;
 
 /// What the hub knows of one host.
 #[derive(Debug, Clone, Default)]
 pub struct HostEntry {
-    /// Its peers, as it last reported them (kept while it is offline).
+    /// Its peers, as it last reported them (kept while it is offline),
+    /// less the memberships the operator's group list refused.
     pub peers: BTreeMap<PeerId, PeerRecord>,
+    /// Per peer, the memberships it reported that the group list refused
+    /// (given back if the list changes to allow them).
+    pub refused: BTreeMap<PeerId, BTreeSet<GroupName>>,
     /// Whether its link is up.
     pub online: bool,
     /// When its link last changed or it last spoke.
@@ -62,6 +74,9 @@ pub struct Change {
     pub watchers: BTreeSet<HostName>,
     /// Whether the origin's own view may have changed (its peers' groups).
     pub origin_view: bool,
+    /// Memberships of the origin's peers the group list refused in this
+    /// change.
+    pub refused: Vec<(PeerId, GroupName)>,
 }
 
 /// A refused forward: the code for the host, the reason for a person.
@@ -78,6 +93,8 @@ pub struct HubRoster {
     sent: HashMap<HostName, BTreeMap<PeerId, RosterPeer>>,
     /// Memberships in other hosts' private groups that the hub created.
     grants: SessionGrants,
+    /// The operator's list of who may be in which group.
+    policy: GroupPolicy,
 }
 
 impl HubRoster {
@@ -186,12 +203,16 @@ impl HubRoster {
             touched: peers.iter().map(|p| p.id.clone()).collect(),
             watchers: self.watchers(host, &peers),
             origin_view: false,
+            refused: Vec::new(),
         }
     }
 
     /// Applies a host's report of its own peers. Refused as a whole if it
     /// names a peer of another host or puts a peer in a private group of
-    /// another host that the hub did not grant. Returns what changed.
+    /// another host that the hub did not grant; a membership the group list
+    /// does not allow is dropped (the rest applies: an honest host that
+    /// joined a listed group by mistake keeps working). Returns what
+    /// changed.
     pub fn apply(&mut self, host: &HostName, delta: &RosterDelta) -> Result<Change, RosterRefusal> {
         let claimed = delta
             .upserts
@@ -207,11 +228,16 @@ impl HubRoster {
         for p in &delta.upserts {
             self.grants.check(host, &p.record)?;
         }
+        let (upserts, refused) = self.screen(host, delta);
         let entry = self.hosts.entry(host.clone()).or_default();
         let mut touched: Vec<PeerRecord> = Vec::new();
         let old: Vec<PeerRecord> = if delta.reset {
+            entry.refused.clear();
             std::mem::take(&mut entry.peers).into_values().collect()
         } else {
+            for id in &delta.removed {
+                entry.refused.remove(id);
+            }
             delta
                 .removed
                 .iter()
@@ -224,18 +250,23 @@ impl HubRoster {
         }
         touched.extend(old);
         let entry = self.hosts.entry(host.clone()).or_default();
-        for p in &delta.upserts {
-            entry.peers.insert(p.record.id.clone(), p.record.clone());
+        for (record, dropped) in &upserts {
+            entry.peers.insert(record.id.clone(), record.clone());
+            match dropped.is_empty() {
+                true => entry.refused.remove(&record.id),
+                false => entry.refused.insert(record.id.clone(), dropped.clone()),
+            };
         }
-        for p in &delta.upserts {
-            self.index(&p.record);
-            touched.push(p.record.clone());
+        for (record, _) in upserts {
+            self.index(&record);
+            touched.push(record);
         }
         Ok(Change {
             origin: host.clone(),
             watchers: self.watchers(host, &touched),
             touched: touched.into_iter().map(|p| p.id).collect(),
             origin_view: true,
+            refused,
         })
     }
 
@@ -372,53 +403,6 @@ impl HubRoster {
             upserts,
             removed,
         })
-    }
-
-    /// Decides a forward from `host`: its recipients grouped by their host,
-    /// or why it is refused (as a whole).
-    pub fn admit(
-        &self,
-        host: &HostName,
-        forward: &Forward,
-    ) -> Result<BTreeMap<HostName, Vec<PeerId>>, Refused> {
-        let m = &forward.message;
-        if m.from.host != *host {
-            let why = format!("{host} cannot send as {}, a peer of another host", m.from);
-            return Err((ForwardRefusal::NotOwner, why));
-        }
-        let Some(source) = self.peer(&m.from) else {
-            let why = format!("{} is not in the hub's roster of {host}", m.from);
-            return Err((ForwardRefusal::UnknownPeer, why));
-        };
-        if forward.to.is_empty() {
-            return Err((ForwardRefusal::Malformed, "no recipients".to_owned()));
-        }
-        let mut by_host: BTreeMap<HostName, Vec<PeerId>> = BTreeMap::new();
-        for id in &forward.to {
-            if id.host == *host {
-                let why = format!("{id} is on the sending host; it is not routed by the hub");
-                return Err((ForwardRefusal::Malformed, why));
-            }
-            let Some(target) = self.peer(id) else {
-                return Err((ForwardRefusal::UnknownPeer, format!("{id}: no such peer")));
-            };
-            let in_scope = match &m.group {
-                Some(group) => source.is_member(group) && target.is_member(group),
-                None => source.shares_group_with(target),
-            };
-            if !in_scope {
-                let why = match &m.group {
-                    Some(g) => format!("{id} and {} are not both in group {g}", m.from),
-                    None => format!("{id} shares no group with {}", m.from),
-                };
-                return Err((ForwardRefusal::OutOfScope, why));
-            }
-            let list = by_host.entry(id.host.clone()).or_default();
-            if !list.contains(id) {
-                list.push(id.clone());
-            }
-        }
-        Ok(by_host)
     }
 }
 

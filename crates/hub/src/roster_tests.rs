@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::grants::SessionGrants;
+use flotilla_actors::federation::Forward;
 use flotilla_actors::model::{Message, PeerKind};
 use flotilla_actors::names::MessageId;
 
@@ -188,6 +189,7 @@ fn a_roster_rebuilt_from_the_store_starts_offline() {
         online: true,
         last_seen: Timestamp(5),
         version: "0.1.0".into(),
+        ..HostEntry::default()
     };
     let r = HubRoster::new([(host("work"), stored)], SessionGrants::default());
     assert!(!r.host(&host("work")).expect("work").online);
@@ -354,3 +356,6 @@ fn incremental_views_always_equal_a_full_recomputation() {
         }
     }
 }
+
+#[path = "roster_policy_tests.rs"]
+mod group_list;

@@ -178,6 +178,7 @@ impl HubStore {
                 online: false,
                 last_seen: stored.last_seen,
                 version: stored.version,
+                ..HostEntry::default()
             };
             out.push((name, entry));
         }

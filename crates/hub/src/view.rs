@@ -1,7 +1,7 @@
 //! The operator's view of the federation (`flotilla hub roster`, schema
 //! `flotilla.hub-roster.v1`): every host with its link state, release,
-//! round-trip time, last change, peers, lanes and the messages queued for
-//! it.
+//! round-trip time, last change, peers, lanes, the memberships the
+//! operator's group list refused, and the messages queued for it.
 //!
 //! Owns the JSON shape; built from the core's state, read-only. Must not
 //! change anything.
@@ -53,6 +53,21 @@ pub struct HubHostView {
     pub lanes: Vec<HubPeerView>,
     /// What the hub holds for it.
     pub queued: QueuedView,
+    /// Memberships its peers reported that the group list refused (added
+    /// to schema v1; absent from older hubs).
+    #[serde(default)]
+    pub refused: Vec<RefusedView>,
+}
+
+/// A membership the operator's group list refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefusedView {
+    /// `HOST/NAME`.
+    pub peer: PeerId,
+    /// The listed group.
+    pub group: GroupName,
+    /// The rule, for a person.
+    pub reason: String,
 }
 
 /// One peer or lane of a host.
@@ -104,6 +119,20 @@ pub(crate) fn roster(
                 .map(peer_view)
                 .partition(|p| p.kind == PeerKind::Lane);
             let depth = depths.get(name).copied().unwrap_or_default();
+            let refused = entry
+                .refused
+                .iter()
+                .flat_map(|(peer, groups)| groups.iter().map(move |g| (peer, g)))
+                .map(|(peer, group)| RefusedView {
+                    peer: peer.clone(),
+                    group: group.clone(),
+                    reason: roster
+                        .policy()
+                        .check(name, group)
+                        .err()
+                        .map_or_else(String::new, |e| e.to_string()),
+                })
+                .collect();
             HubHostView {
                 host: name.clone(),
                 state: if entry.online { "online" } else { "offline" }.to_owned(),
@@ -117,6 +146,7 @@ pub(crate) fn roster(
                     messages: depth.messages,
                     bytes: depth.bytes,
                 },
+                refused,
             }
         })
         .collect();

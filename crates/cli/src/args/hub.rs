@@ -1,5 +1,5 @@
 //! The hub's, the certificates' and discovery's arguments: `hub
-//! init|run|install|uninstall|invite|revoke|roster`, `certs issue|show`,
+//! init|run|install|uninstall|invite|revoke|roster|groups`, `certs issue|show`,
 //! `discover`.
 
 use std::path::PathBuf;
@@ -46,6 +46,38 @@ pub(crate) enum HubCommand {
     Revoke {
         /// The host's name.
         host: String,
+    },
+    /// Which hosts may have peers in which group (hub-groups.toml); unlisted groups are open to every host.
+    Groups {
+        /// Change the list (without one: show it).
+        #[command(subcommand)]
+        change: Option<HubGroupsCommand>,
+    },
+}
+
+/// Changes to the hub's group list; a running hub follows within a second.
+#[derive(Debug, Subcommand)]
+pub(crate) enum HubGroupsCommand {
+    /// Let hosts matching PATTERN (an exact name, or a glob with * and ?) have peers in GROUP; lists GROUP.
+    Allow {
+        /// The group.
+        group: String,
+        /// Host names or patterns, e.g. laptop 'workstation-*'.
+        #[arg(required = true, value_name = "PATTERN")]
+        patterns: Vec<String>,
+    },
+    /// Take patterns out of GROUP's list; without any, all of them: GROUP stays listed, closed to every host.
+    Deny {
+        /// The group.
+        group: String,
+        /// The patterns to take out (default: all).
+        #[arg(value_name = "PATTERN")]
+        patterns: Vec<String>,
+    },
+    /// Take GROUP off the list: every enrolled host may use it again.
+    Open {
+        /// The group.
+        group: String,
     },
 }
 

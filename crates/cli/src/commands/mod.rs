@@ -66,6 +66,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Hub(HubCommand::Roster) => hub::roster(&env).await,
         Command::Hub(HubCommand::Invite(a)) => enroll::invite(&env, a),
         Command::Hub(HubCommand::Revoke { host }) => enroll::revoke(&env, &host),
+        Command::Hub(HubCommand::Groups { change }) => hub::groups(&env, change),
         Command::Host(HostCommand::Join { token }) => enroll::join(&env, &token).await,
         Command::Certs(CertsCommand::Issue { name, out }) => certs::issue(&env, &name, out),
         Command::Certs(CertsCommand::Show) => certs::show(&env),

@@ -22,12 +22,16 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio::sync::mpsc;
 
 use crate::grants::SessionGrants;
+use crate::group_policy::GroupPolicy;
 use crate::roster::{Change, HubRoster};
 use crate::store::{Depth, HubStore, size_of_message};
 use crate::transport::close;
 use crate::view::{self, HubRosterReply};
 
+mod policy;
 mod relay;
+
+use policy::log_refused;
 
 /// A lane's membership in its remote owner's private group.
 type Grant = (
@@ -106,6 +110,9 @@ pub enum CoreMsg {
     },
     /// The operator's view.
     Roster(RpcReplyPort<HubRosterReply>),
+    /// The operator's group list changed (read again from its file): every
+    /// host's peers are screened again.
+    SetPolicy(GroupPolicy),
     /// Drop what is older than the TTL.
     Expire,
 }
@@ -126,6 +133,8 @@ pub struct CoreArgs {
     pub store: HubStore,
     /// Queue limits.
     pub limits: QueueLimits,
+    /// Who may be in which group (empty: every host in any group).
+    pub policy: GroupPolicy,
 }
 
 /// The core's state.
@@ -156,7 +165,10 @@ impl Actor for HubCore {
         args: CoreArgs,
     ) -> Result<CoreState, ActorProcessingErr> {
         let grants = SessionGrants::new(args.store.load_grants()?);
-        let roster = HubRoster::new(args.store.load_hosts()?, grants);
+        let mut roster = HubRoster::new(args.store.load_hosts()?, grants);
+        for change in roster.set_policy(args.policy) {
+            log_refused(&change);
+        }
         let depths = args.store.depths()?;
         myself.send_interval(EXPIRY_SWEEP, || CoreMsg::Expire);
         let _ = myself.send_message(CoreMsg::Expire);
@@ -209,6 +221,7 @@ impl Actor for HubCore {
                     &state.depths,
                 ));
             }
+            CoreMsg::SetPolicy(policy) => state.set_policy(policy),
             CoreMsg::Expire => state.expire(),
         }
         Ok(())
@@ -290,6 +303,7 @@ impl CoreState {
     fn on_roster(&mut self, host: &HostName, delta: RosterDelta) {
         match self.roster.apply(host, &delta) {
             Ok(change) => {
+                log_refused(&change);
                 self.persist(host);
                 self.tell(&change);
             }
