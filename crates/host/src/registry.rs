@@ -207,14 +207,7 @@ impl RegistryState {
                 joined_at: Timestamp::now(),
             },
         };
-        self.ctx
-            .commit
-            .put_peer(record.clone())
-            .await
-            .map_err(store_error)?;
-        self.republish()?;
-        self.touch(id);
-        Ok(self.view(&record, None))
+        self.put_peer(record).await
     }
 
     /// Stores a peer and publishes the directory.
@@ -231,15 +224,7 @@ impl RegistryState {
     }
 
     async fn put_lane_peer(&mut self, record: PeerRecord) -> Result<(), ControlError> {
-        let id = record.id.clone();
-        self.ctx
-            .commit
-            .put_peer(record)
-            .await
-            .map_err(store_error)?;
-        self.republish()?;
-        self.touch(id);
-        Ok(())
+        self.put_peer(record).await.map(|_| ())
     }
 
     pub(crate) async fn leave(

@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use anyhow::Result;
 use flotilla_actors::names::{GroupName, MessageId, PeerName};
 use flotilla_actors::protocol::{
-    self as p, BroadcastArgs, InboxAckArgs, InboxFetchArgs, OutboxArgs, PeerRenameArgs, PeersArgs,
-    ReplyArgs, RosterArgs, SendArgs, SendReply,
+    self as p, BroadcastArgs, InboxAckArgs, InboxFetchArgs, Op, OutboxArgs, PeerRenameArgs,
+    PeersArgs, ReplyArgs, RosterArgs, SendArgs, SendReply,
 };
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -95,12 +95,16 @@ fn message_id(id: Option<String>) -> Result<Option<MessageId>> {
     }))
 }
 
-fn sent_line(reply: &SendReply) -> String {
+/// Sends (retrying a daemon that restarts, with the same id) and reports
+/// where the message went.
+async fn sent<O: Op<Reply = SendReply>>(s: &Session, op: &O) -> Result<Done> {
+    let reply = call_retrying(&s.env, op).await?;
     let to: Vec<String> = reply.recipients.iter().map(ToString::to_string).collect();
-    match to.is_empty() {
+    let line = match to.is_empty() {
         true => format!("sent {}: nobody else is in that group yet", reply.id),
         false => format!("sent {} to {}", reply.id, to.join(", ")),
-    }
+    };
+    Done::new(reply, line)
 }
 
 #[derive(Debug, Deserialize)]
@@ -275,9 +279,7 @@ async fn send(s: &Session, a: SendIn) -> Result<Done> {
         body: a.body,
         id: message_id(a.id)?,
     };
-    let reply = call_retrying(&s.env, &op).await?;
-    let line = sent_line(&reply);
-    Done::new(reply, line)
+    sent(s, &op).await
 }
 
 async fn broadcast(s: &Session, a: BroadcastIn) -> Result<Done> {
@@ -288,9 +290,7 @@ async fn broadcast(s: &Session, a: BroadcastIn) -> Result<Done> {
         body: a.body,
         id: message_id(a.id)?,
     };
-    let reply = call_retrying(&s.env, &op).await?;
-    let line = sent_line(&reply);
-    Done::new(reply, line)
+    sent(s, &op).await
 }
 
 async fn reply(s: &Session, a: ReplyIn) -> Result<Done> {
@@ -301,9 +301,7 @@ async fn reply(s: &Session, a: ReplyIn) -> Result<Done> {
         body: a.body,
         id: message_id(a.id)?,
     };
-    let reply = call_retrying(&s.env, &op).await?;
-    let line = sent_line(&reply);
-    Done::new(reply, line)
+    sent(s, &op).await
 }
 
 async fn inbox(s: &Session, a: InboxIn) -> Result<Done> {
