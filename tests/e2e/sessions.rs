@@ -6,12 +6,12 @@
 //! is left behind. Names and flags it cannot take are refused before any
 //! CLI starts.
 
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use flotilla_tests::model_server::{ModelServer, Reply, Script};
 use flotilla_tests::vendor::{CliKind, VendorEnv, default_model};
+use flotilla_tests::session::{Tmux, claude_state};
 use flotilla_tests::{TestHome, flotilla_bin, process_running, wait_until};
 use serde_json::{Value, json};
 
@@ -25,63 +25,6 @@ fn roster_peer(home: &TestHome, id: &str) -> Option<Value> {
         .flatten()
         .find(|p| p["id"] == id)
         .cloned()
-}
-
-/// Claude Code's own state for an interactive run with no questions:
-/// onboarding done, the folder trusted, the API key approved.
-fn claude_state(env: &VendorEnv) {
-    let key = "sk-ant-fake";
-    let workdir = env.workdir().display().to_string();
-    let state = json!({
-        "hasCompletedOnboarding": true,
-        "theme": "dark",
-        "customApiKeyResponses": {"approved": [&key[key.len().saturating_sub(20)..]], "rejected": []},
-        "projects": {workdir: {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},
-    });
-    std::fs::write(env.home().join(".claude.json"), state.to_string()).expect("claude state");
-}
-
-/// A tmux server of the test's own, on a socket in `dir`.
-struct Tmux {
-    socket: std::path::PathBuf,
-}
-
-impl Tmux {
-    fn start(dir: &Path, cwd: &Path, command: &[String]) -> Self {
-        let tmux = Self {
-            socket: dir.join("tmux.sock"),
-        };
-        let status = Command::new("tmux")
-            .arg("-S")
-            .arg(&tmux.socket)
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                "t",
-                "-x",
-                "160",
-                "-y",
-                "48",
-                "-c",
-            ])
-            .arg(cwd)
-            .args(command)
-            .status()
-            .expect("tmux");
-        assert!(status.success(), "tmux new-session");
-        tmux
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .status();
-    }
 }
 
 /// Issue 8, point 3 with Claude Code: live delivery into an idle session,

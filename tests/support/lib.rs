@@ -9,6 +9,7 @@ pub mod mcp;
 pub mod model_server;
 pub mod netns;
 pub mod raw;
+pub mod session;
 pub mod vendor;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,84 @@
+//! Interactive sessions for tests and benches: Claude Code's own state for
+//! a run with no questions, and a tmux server of the caller's own (a real
+//! terminal), killed when dropped.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::vendor::VendorEnv;
+
+/// Claude Code's own state for an interactive run with no questions:
+/// onboarding done, the folder trusted, the API key approved.
+pub fn claude_state(env: &VendorEnv) {
+    let key = "sk-ant-fake";
+    let workdir = env.workdir().display().to_string();
+    let state = json!({
+        "hasCompletedOnboarding": true,
+        "theme": "dark",
+        "customApiKeyResponses": {"approved": [&key[key.len().saturating_sub(20)..]], "rejected": []},
+        "projects": {workdir: {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},
+    });
+    std::fs::write(env.home().join(".claude.json"), state.to_string()).expect("claude state");
+}
+
+/// A tmux server of the caller's own, on a socket in `dir`.
+#[derive(Debug)]
+pub struct Tmux {
+    socket: PathBuf,
+}
+
+impl Tmux {
+    /// Starts `command` in a detached session in `cwd`.
+    pub fn start(dir: &Path, cwd: &Path, command: &[String]) -> Self {
+        let tmux = Self {
+            socket: dir.join("tmux.sock"),
+        };
+        let status = Command::new("tmux")
+            .arg("-S")
+            .arg(&tmux.socket)
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                "t",
+                "-x",
+                "160",
+                "-y",
+                "48",
+                "-c",
+            ])
+            .arg(cwd)
+            .args(command)
+            .status()
+            .expect("tmux");
+        assert!(status.success(), "tmux new-session");
+        tmux
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .status();
+    }
+}
+
+
+impl Tmux {
+    /// Types `keys` (tmux key names, such as `Enter`) into the session.
+    pub fn send_keys(&self, keys: &[&str]) {
+        let status = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(["send-keys", "-t", "t"])
+            .args(keys)
+            .status()
+            .expect("tmux send-keys");
+        assert!(status.success(), "tmux send-keys");
+    }
+}
