@@ -92,21 +92,29 @@ fn claude_delivery() -> Option<(Vec<Duration>, Vec<Duration>)> {
     let waiter = format!("{} hook wait", home.path().display());
     let mut live = Vec::new();
     for i in 0..DELIVERIES {
-        wait_until("the session's waiter", PATIENCE, || process_running(&waiter));
+        wait_until("the session's waiter", PATIENCE, || {
+            process_running(&waiter)
+        });
         let mark = format!("LIVE-MARK-{i}");
         let start = Instant::now();
         home.ok(&["send", "--as", "lead", "--to", "s1", &mark]);
-        wait_until("the message in a request", PATIENCE, || carried(&server, &mark));
+        wait_until("the message in a request", PATIENCE, || {
+            carried(&server, &mark)
+        });
         live.push(start.elapsed());
     }
     let mut typed = Vec::new();
     for i in 0..DELIVERIES {
-        wait_until("the session's waiter", PATIENCE, || process_running(&waiter));
+        wait_until("the session's waiter", PATIENCE, || {
+            process_running(&waiter)
+        });
         let mark = format!("TYPED-MARK-{i}");
         let start = Instant::now();
         tmux.send_keys(&["-l", &mark]);
         tmux.send_keys(&["Enter"]);
-        wait_until("the typed prompt in a request", PATIENCE, || carried(&server, &mark));
+        wait_until("the typed prompt in a request", PATIENCE, || {
+            carried(&server, &mark)
+        });
         typed.push(start.elapsed());
     }
     Some((live, typed))

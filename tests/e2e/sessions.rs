@@ -10,8 +10,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use flotilla_tests::model_server::{ModelServer, Reply, Script};
-use flotilla_tests::vendor::{CliKind, VendorEnv, default_model};
 use flotilla_tests::session::{Tmux, claude_state};
+use flotilla_tests::vendor::{CliKind, VendorEnv, default_model};
 use flotilla_tests::{TestHome, flotilla_bin, process_running, wait_until};
 use serde_json::{Value, json};
 

@@ -68,7 +68,6 @@ impl Drop for Tmux {
     }
 }
 
-
 impl Tmux {
     /// Types `keys` (tmux key names, such as `Enter`) into the session.
     pub fn send_keys(&self, keys: &[&str]) {

@@ -181,6 +181,13 @@ impl HostConfig {
             return Err("max_message_bytes must be between 1 and 16777216\n".into());
         }
         config.hub_target()?;
+        if config
+            .hub_server
+            .as_ref()
+            .is_some_and(|h| h.queue_ttl_secs == 0)
+        {
+            return Err("[hub_server] queue_ttl_secs must be at least 1 (seconds): 0 would drop every queued message at once; leave it out for the default of 7 days\n".into());
+        }
         Ok(config)
     }
 
@@ -309,6 +316,17 @@ mod tests {
         let err = HostConfig::parse("name = \"bad name\"").expect_err("bad name");
         assert!(err.contains("invalid host name"), "{err}");
         assert!(HostConfig::parse("max_message_bytes = 0").is_err());
+    }
+
+    /// Issue 13, point 7: `queue_ttl_secs = 0` was accepted.
+    #[test]
+    fn a_hub_queue_ttl_of_zero_is_refused() {
+        let hub =
+            |ttl: &str| format!("[hub_server]\nname = \"h\"\nlisten = \"127.0.0.1:7700\"\n{ttl}");
+        assert!(HostConfig::parse(&hub("")).is_ok());
+        assert!(HostConfig::parse(&hub("queue_ttl_secs = 60\n")).is_ok());
+        let err = HostConfig::parse(&hub("queue_ttl_secs = 0\n")).expect_err("zero");
+        assert!(err.contains("queue_ttl_secs"), "{err}");
     }
 
     #[test]
