@@ -1,7 +1,8 @@
 //! No process left behind (issue 13, point 5): a child that leaves the
 //! turn's process group with `setsid` ends with its turn, whether the turn
 //! ends by itself or is interrupted; and when the daemon and the shim were
-//! both killed, the turn reported lost takes what it started down with it.
+//! both killed, the turn reported lost takes what it started down with it;
+//! and a turn is read to its last line, however much it printed.
 
 use std::time::Duration;
 
@@ -70,4 +71,32 @@ fn a_lost_turn_kills_the_process_group_its_shim_left() {
     wait_until("the lost turn's processes to end", PATIENCE, || {
         !running_with(&child)
     });
+}
+
+/// Issue 13, point 8: only 4 MiB of output was read after the process
+/// exited, and the cut line was parsed as the last one.
+#[test]
+fn a_turn_with_more_than_4_mib_of_output_is_read_to_its_last_line() {
+    let home = daemon();
+    let script = "head -c 9000000 /dev/zero | tr '\\0' x; echo; echo FINAL-LINE-MARK";
+    let (c, v) = code(
+        &home,
+        &[
+            "lane", "run", "--cli", "exec", "-n", "loud", "--", "sh", "-c", script,
+        ],
+    );
+    assert_eq!(
+        c,
+        0,
+        "{}",
+        v.to_string().chars().take(300).collect::<String>()
+    );
+    let events = home.ok(&["--json", "lane", "events", "loud"]);
+    let last_message = events
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["type"] == "message")
+        .map(|e| e["text"].clone());
+    assert_eq!(last_message, Some(serde_json::json!("FINAL-LINE-MARK")));
 }

@@ -26,6 +26,8 @@ use super::process::{
 
 /// How often output and exit are checked.
 const POLL: Duration = Duration::from_millis(40);
+/// Most output read in one poll while the process runs.
+const READ_CHUNK: u64 = 4 * 1024 * 1024;
 /// The process group's CPU time is read every this many polls (~1 s).
 const CPU_EVERY: u64 = 25;
 
@@ -317,12 +319,30 @@ impl ConnectorState {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        file.seek(SeekFrom::Start(self.offset))?;
-        let mut buf = Vec::new();
-        file.take(4 * 1024 * 1024).read_to_end(&mut buf)?;
-        self.offset += buf.len() as u64;
-        self.partial.extend_from_slice(&buf);
         let mut kinds = Vec::new();
+        // While the process runs, a chunk per poll; once it has exited,
+        // everything to the end, so the last line is never cut short.
+        loop {
+            file.seek(SeekFrom::Start(self.offset))?;
+            let mut buf = Vec::new();
+            file.by_ref().take(READ_CHUNK).read_to_end(&mut buf)?;
+            let more = buf.len() as u64 == READ_CHUNK;
+            self.offset += buf.len() as u64;
+            self.partial.extend_from_slice(&buf);
+            self.parse_complete_lines(&mut kinds);
+            if !(final_read && more) {
+                break;
+            }
+        }
+        if final_read && !self.partial.is_empty() {
+            let text = String::from_utf8_lossy(&std::mem::take(&mut self.partial)).into_owned();
+            kinds.extend(self.parser.line(&text));
+        }
+        Ok(kinds)
+    }
+
+    /// Hands every complete line of `partial` to the parser.
+    fn parse_complete_lines(&mut self, kinds: &mut Vec<flotilla_actors::lane::events::EventKind>) {
         let mut consumed = self.offset - self.partial.len() as u64;
         while let Some(i) = self.partial.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = self.partial.drain(..=i).collect();
@@ -333,10 +353,5 @@ impl ConnectorState {
                 kinds.extend(parsed);
             }
         }
-        if final_read && !self.partial.is_empty() {
-            let text = String::from_utf8_lossy(&std::mem::take(&mut self.partial)).into_owned();
-            kinds.extend(self.parser.line(&text));
-        }
-        Ok(kinds)
     }
 }
