@@ -122,3 +122,39 @@ fn a_session_that_cannot_start_is_refused_before_its_cli_runs() {
         .collect();
     assert_eq!(ids, ["h/lead"], "{roster}");
 }
+
+/// The hooks' own contract, through the real binary: `drain` hands every
+/// waiting message over once, framed with its verified sender, id and how
+/// to reply, as the hook's additional context; `wait` hands one over on
+/// stderr with exit 2; both acknowledge only what they wrote out.
+#[test]
+fn the_session_hooks_hand_each_message_over_once() {
+    let mut home = TestHome::new();
+    home.spawn_daemon("h");
+    home.ok(&["peer", "join", "lead", "-g", "team"]);
+    home.ok(&["peer", "join", "s1", "-g", "team"]);
+    let sent = home.json(&["send", "--as", "lead", "--to", "s1", "HOOK-MARK one"]);
+    let id = sent["id"].as_str().expect("id").to_owned();
+    let drained = home.ok(&["hook", "drain", "PostToolUse", "--as", "s1"]);
+    let out: Value = serde_json::from_str(drained.trim()).expect("hook JSON");
+    assert_eq!(out["hookSpecificOutput"]["hookEventName"], "PostToolUse");
+    let context = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("context");
+    assert!(context.contains("HOOK-MARK one"), "{context}");
+    assert!(
+        context.contains("from h/lead") && context.contains(&id),
+        "{context}"
+    );
+    assert!(context.contains("reply"), "{context}");
+    let again = home.ok(&["hook", "drain", "PostToolUse", "--as", "s1"]);
+    assert!(again.trim().is_empty(), "handed over once: {again}");
+
+    home.ok(&["send", "--as", "lead", "--to", "s1", "HOOK-MARK two"]);
+    let waited = home.run(&["hook", "wait", "--as", "s1"]);
+    assert_eq!(waited.status.code(), Some(2), "a rewake");
+    let stderr = String::from_utf8_lossy(&waited.stderr);
+    assert!(stderr.contains("HOOK-MARK two"), "{stderr}");
+    let inbox = home.json(&["inbox", "--as", "s1"]);
+    assert_eq!(inbox["messages"], json!([]), "{inbox}");
+}
