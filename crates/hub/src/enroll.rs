@@ -14,7 +14,7 @@ pub mod client;
 use std::future::Future;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use flotilla_actors::federation::enroll::{
     EnrollFrame, EnrollRefusalCode, EnrollReply, MAX_ENROLL_FRAME, refused,
@@ -25,6 +25,7 @@ use tokio::task::JoinSet;
 
 pub use authority::EnrollAuthority;
 
+use crate::attempts::{Attempt, AttemptLimiter};
 use crate::endpoint::BindError;
 use crate::transport::close;
 
@@ -33,6 +34,9 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the hub waits for the client to read the reply and close.
 const LINGER: Duration = Duration::from_secs(2);
 
+/// Enrollment attempts one source address may make per minute by default.
+pub const ATTEMPTS_PER_MINUTE: u32 = 30;
+
 /// The enrollment listener, bound and ready to [`run`](Self::run).
 #[derive(Debug)]
 pub struct EnrollServer {
@@ -40,6 +44,8 @@ pub struct EnrollServer {
     endpoint: quinn::Endpoint,
     /// Decides and signs.
     authority: Arc<EnrollAuthority>,
+    /// Attempts per source address.
+    attempts: AttemptLimiter,
 }
 
 impl EnrollServer {
@@ -67,7 +73,14 @@ impl EnrollServer {
         Ok(Self {
             endpoint,
             authority: Arc::new(authority),
+            attempts: AttemptLimiter::new(ATTEMPTS_PER_MINUTE, Duration::from_secs(60)),
         })
+    }
+
+    /// At most `limit` attempts per source address in each `window`.
+    pub fn with_attempt_limit(mut self, limit: u32, window: Duration) -> Self {
+        self.attempts = AttemptLimiter::new(limit, window);
+        self
     }
 
     /// The address hosts enroll at.
@@ -75,8 +88,10 @@ impl EnrollServer {
         self.endpoint.local_addr()
     }
 
-    /// Answers requests until `shutdown` resolves.
-    pub async fn run(self, shutdown: impl Future<Output = ()>) {
+    /// Answers requests until `shutdown` resolves. An address over its
+    /// attempt limit is refused before any handshake, with one warning per
+    /// window.
+    pub async fn run(mut self, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
         let mut requests = JoinSet::new();
         loop {
@@ -84,7 +99,17 @@ impl EnrollServer {
                 () = &mut shutdown => break,
                 incoming = self.endpoint.accept() => match incoming {
                     Some(incoming) => {
-                        requests.spawn(serve(incoming, self.authority.clone()));
+                        let remote = incoming.remote_address();
+                        match self.attempts.attempt(remote.ip(), Instant::now()) {
+                            Attempt::Admitted => {
+                                requests.spawn(serve(incoming, self.authority.clone()));
+                            }
+                            Attempt::FirstRefused => {
+                                tracing::warn!(%remote, "too many enrollment attempts from this address; refusing it for the rest of the minute");
+                                incoming.refuse();
+                            }
+                            Attempt::Refused => incoming.refuse(),
+                        }
                     }
                     None => break,
                 },

@@ -9,6 +9,7 @@
 //! `flotilla_actors::federation` and trust in `flotilla_actors::tls`; this
 //! crate only drives them.
 
+pub mod attempts;
 pub mod control;
 pub mod core;
 pub mod discovery;

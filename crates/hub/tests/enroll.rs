@@ -28,6 +28,10 @@ struct Hub {
 }
 
 async fn hub() -> Hub {
+    hub_with(|server| server).await
+}
+
+async fn hub_with(tune: impl FnOnce(EnrollServer) -> EnrollServer) -> Hub {
     let dir = tempfile::tempdir().expect("tempdir");
     let certs = CertPaths::new(dir.path().join("certs"));
     let ip = AltName::Ip("127.0.0.1".parse().expect("ip"));
@@ -44,6 +48,7 @@ async fn hub() -> Hub {
     };
     let server =
         EnrollServer::bind("127.0.0.1:0".parse().expect("addr"), config, authority).expect("bind");
+    let server = tune(server);
     let addr = server.local_addr().expect("addr");
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(server.run(async move {
@@ -198,4 +203,31 @@ async fn a_revoked_certificate_cannot_renew() {
         "{result:?}"
     );
     assert_eq!(hub.store.issued("laptop").expect("issued").len(), 1);
+}
+
+/// Issue 13, point 4: the enrollment port answered every attempt from one
+/// address (and logged each failure); it now refuses an address over its
+/// limit before any handshake.
+#[tokio::test]
+async fn an_address_over_its_attempt_limit_is_refused_before_the_handshake() {
+    let hub = hub_with(|s| s.with_attempt_limit(3, Duration::from_secs(60))).await;
+    let mut unknown = hub.token("laptop", Duration::from_secs(60));
+    unknown.token_id = "ffff".into();
+    for _ in 0..3 {
+        let answered = client::join(&unknown, &csr("laptop").csr_pem, WAIT).await;
+        assert_eq!(refusal(answered), EnrollRefusalCode::UnknownToken);
+    }
+    for _ in 0..3 {
+        let refused = client::join(&unknown, &csr("laptop").csr_pem, WAIT).await;
+        assert!(
+            !matches!(refused, Err(EnrollClientError::Refused { .. }) | Ok(_)),
+            "no answer past the limit: {refused:?}"
+        );
+    }
+    // The refused attempts spent nothing: a valid token is still unused.
+    let token = hub.token("laptop", Duration::from_secs(60));
+    assert!(matches!(
+        hub.store.state(&token.token_id).expect("state"),
+        flotilla_actors::federation::enroll::InviteState::Pending(_)
+    ));
 }
