@@ -13,9 +13,9 @@
 use std::time::{Duration, Instant};
 
 use flotilla_tests::model_server::{ModelServer, Reply, Script};
-use flotilla_tests::session::{Tmux, claude_state};
-use flotilla_tests::vendor::{CliKind, VendorEnv, default_model};
-use flotilla_tests::{TestHome, flotilla_bin, mcp, process_running, wait_until};
+use flotilla_tests::session::{Tmux, claude_session_command, claude_state};
+use flotilla_tests::vendor::{CliKind, VendorEnv};
+use flotilla_tests::{TestHome, mcp, process_running, wait_until};
 use serde_json::json;
 
 const CALLS: usize = 200;
@@ -71,23 +71,7 @@ fn claude_delivery() -> Option<(Vec<Duration>, Vec<Duration>)> {
     home.env.extend(env.env());
     home.spawn_daemon("bench");
     home.ok(&["peer", "join", "lead", "-g", "team"]);
-    let mut command = vec!["env".to_owned()];
-    command.extend(env.env().into_iter().map(|(k, v)| format!("{k}={v}")));
-    command.push("TERM=xterm-256color".into());
-    command.extend([
-        flotilla_bin().display().to_string(),
-        "--home".into(),
-        home.path().display().to_string(),
-        "peer".into(),
-        "claude".into(),
-        "-n".into(),
-        "s1".into(),
-        "-g".into(),
-        "team".into(),
-        "--".into(),
-        "--model".into(),
-        default_model(CliKind::Claude).into(),
-    ]);
+    let command = claude_session_command(&env, home.path(), "s1", "team");
     let tmux = Tmux::start(env.path(), &env.workdir(), &command);
     let waiter = format!("{} hook wait", home.path().display());
     let mut live = Vec::new();

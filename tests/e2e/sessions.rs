@@ -10,9 +10,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use flotilla_tests::model_server::{ModelServer, Reply, Script};
-use flotilla_tests::session::{Tmux, claude_state};
-use flotilla_tests::vendor::{CliKind, VendorEnv, default_model};
-use flotilla_tests::{TestHome, flotilla_bin, process_running, wait_until};
+use flotilla_tests::session::{Tmux, claude_session_command, claude_state};
+use flotilla_tests::vendor::{CliKind, VendorEnv};
+use flotilla_tests::{TestHome, process_running, wait_until};
 use serde_json::{Value, json};
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -41,23 +41,7 @@ fn an_idle_claude_session_is_woken_by_a_message_and_leaves_when_killed() {
     home.env.extend(env.env());
     home.spawn_daemon("h");
     home.ok(&["peer", "join", "lead", "-g", "team"]);
-    let mut command = vec!["env".to_owned()];
-    command.extend(env.env().into_iter().map(|(k, v)| format!("{k}={v}")));
-    command.push("TERM=xterm-256color".into());
-    command.extend([
-        flotilla_bin().display().to_string(),
-        "--home".into(),
-        home.path().display().to_string(),
-        "peer".into(),
-        "claude".into(),
-        "-n".into(),
-        "s1".into(),
-        "-g".into(),
-        "team".into(),
-        "--".into(),
-        "--model".into(),
-        default_model(CliKind::Claude).into(),
-    ]);
+    let command = claude_session_command(&env, home.path(), "s1", "team");
     let tmux = Tmux::start(env.path(), &env.workdir(), &command);
     wait_until("the session peer", PATIENCE, || {
         roster_peer(&home, "h/s1").is_some()

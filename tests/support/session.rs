@@ -81,3 +81,32 @@ impl Tmux {
         assert!(status.success(), "tmux send-keys");
     }
 }
+
+/// The command (for [`Tmux::start`]) that runs `flotilla peer claude -n NAME
+/// -g GROUP` on `home`'s daemon with `env`'s CLI environment and a real
+/// terminal type.
+pub fn claude_session_command(
+    env: &VendorEnv,
+    home: &Path,
+    name: &str,
+    group: &str,
+) -> Vec<String> {
+    let mut command = vec!["env".to_owned()];
+    command.extend(env.env().into_iter().map(|(k, v)| format!("{k}={v}")));
+    command.push("TERM=xterm-256color".into());
+    command.extend([
+        crate::flotilla_bin().display().to_string(),
+        "--home".into(),
+        home.display().to_string(),
+        "peer".into(),
+        "claude".into(),
+        "-n".into(),
+        name.into(),
+        "-g".into(),
+        group.into(),
+        "--".into(),
+        "--model".into(),
+        crate::vendor::default_model(crate::vendor::CliKind::Claude).into(),
+    ]);
+    command
+}
