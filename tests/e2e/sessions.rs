@@ -142,3 +142,35 @@ fn the_session_hooks_hand_each_message_over_once() {
     let inbox = home.json(&["inbox", "--as", "s1"]);
     assert_eq!(inbox["messages"], json!([]), "{inbox}");
 }
+
+/// A waiter for a name that is not a peer here (a session that left, a
+/// typo in a hand-written hook) ends at once with a note instead of
+/// waiting for a day.
+#[test]
+fn a_hook_for_an_unknown_peer_ends_at_once() {
+    let mut home = TestHome::new();
+    home.spawn_daemon("h");
+    let mut waiter = home
+        .command(&["hook", "wait", "--as", "ghost"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn the waiter");
+    let mut status = None;
+    wait_until("the waiter to end", Duration::from_secs(20), || {
+        status = waiter.try_wait().expect("try_wait");
+        status.is_some()
+    });
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "never fails the hook"
+    );
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut waiter.stderr.take().expect("stderr"), &mut stderr)
+        .expect("read");
+    assert!(stderr.contains("ghost"), "{stderr}");
+    let drained = home.run(&["hook", "drain", "PostToolUse", "--as", "ghost"]);
+    assert_eq!(drained.status.code(), Some(0));
+    assert!(drained.stdout.is_empty());
+}

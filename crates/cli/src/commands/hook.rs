@@ -19,6 +19,7 @@ use anyhow::Result;
 use flotilla_actors::model::Message;
 use flotilla_actors::names::{MessageId, PeerName};
 use flotilla_actors::protocol::{InboxAckArgs, InboxFetchArgs};
+use flotilla_host::client::ClientError;
 use flotilla_host::lanes::process::is_same_process;
 use rustix::fs::{FlockOperation, flock};
 use serde_json::json;
@@ -127,10 +128,21 @@ async fn wait(env: &Env, who: &HookArgs) -> Result<u8> {
                 }
             }
             Ok(_) => {}
-            Err(_) => tokio::time::sleep(POLL).await,
+            // The daemon is restarting: wait for it.
+            Err(e) if is_transient(&e) => tokio::time::sleep(POLL).await,
+            // Refused (not a peer here): nothing will ever arrive.
+            Err(e) => {
+                eprintln!("flotilla hook: {e:#}");
+                return Ok(OK);
+            }
         }
     }
     Ok(OK)
+}
+
+fn is_transient(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<ClientError>()
+        .is_none_or(ClientError::is_transient)
 }
 
 async fn drain(env: &Env, event: &str, who: &HookArgs) -> Result<u8> {
