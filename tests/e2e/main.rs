@@ -27,4 +27,5 @@ mod protocol;
 mod remote_lanes;
 mod service;
 mod sessions;
+mod sessions_live;
 mod vendor_lanes;

@@ -141,6 +141,31 @@ fn the_session_hooks_hand_each_message_over_once() {
     assert!(stderr.contains("HOOK-MARK two"), "{stderr}");
     let inbox = home.json(&["inbox", "--as", "s1"]);
     assert_eq!(inbox["messages"], json!([]), "{inbox}");
+
+    // A turn's end: nothing waiting lets it end; a waiting message keeps it
+    // going, as the reason of a `block` decision.
+    let idle = home.ok(&["hook", "stop", "Stop", "--as", "s1"]);
+    assert!(idle.trim().is_empty(), "{idle}");
+    home.ok(&["send", "--as", "lead", "--to", "s1", "HOOK-MARK three"]);
+    let stopped = home.ok(&["hook", "stop", "AfterAgent", "--as", "s1"]);
+    let out: Value = serde_json::from_str(stopped.trim()).expect("hook JSON");
+    assert_eq!(out["decision"], "block");
+    let reason = out["reason"].as_str().expect("reason");
+    assert!(
+        reason.contains("HOOK-MARK three") && reason.contains("from h/lead"),
+        "{reason}"
+    );
+
+    // Codex's hooks record the session's thread from their input.
+    let input = br#"{"session_id": "01a2-bc", "hook_event_name": "Stop"}"#;
+    let recorded = home.run_with_stdin(
+        &["hook", "stop", "Stop", "--as", "s1", "--record-thread"],
+        input,
+    );
+    assert_eq!(recorded.status.code(), Some(0));
+    let thread = std::fs::read_to_string(home.path().join("run/sessions/s1.codex-thread"))
+        .expect("the recorded thread");
+    assert_eq!(thread, "01a2-bc");
 }
 
 /// A waiter for a name that is not a peer here (a session that left, a
@@ -173,4 +198,48 @@ fn a_hook_for_an_unknown_peer_ends_at_once() {
     let drained = home.run(&["hook", "drain", "PostToolUse", "--as", "ghost"]);
     assert_eq!(drained.status.code(), Some(0));
     assert!(drained.stdout.is_empty());
+}
+
+/// A daemon crash between hand-over and acknowledgement: the hook wrote the
+/// message out, the acknowledgement never arrived, so the message is
+/// handed over again after the restart, once. The hook's output is larger
+/// than a pipe holds, so the hook is caught mid-write (after its fetch,
+/// before its acknowledgement) while the daemon is killed.
+#[test]
+fn a_daemon_crash_before_the_acknowledgement_hands_the_message_over_again_once() {
+    use std::io::Read;
+    let mut home = TestHome::new();
+    home.spawn_daemon("h");
+    home.ok(&["peer", "join", "lead", "-g", "team"]);
+    home.ok(&["peer", "join", "s1", "-g", "team"]);
+    let body = format!("CRASH-MARK {}", "x".repeat(256 * 1024));
+    let sent = home.run_with_stdin(
+        &["send", "--as", "lead", "--to", "s1", "-", "--json"],
+        body.as_bytes(),
+    );
+    assert!(sent.status.success(), "{sent:?}");
+    let mut hook = home
+        .command(&["hook", "drain", "PostToolUse", "--as", "s1"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn the hook");
+    let mut stdout = hook.stdout.take().expect("stdout");
+    let mut first = [0u8; 1];
+    stdout
+        .read_exact(&mut first)
+        .expect("the hook's first byte");
+    home.kill_daemon();
+    let mut rest = Vec::new();
+    stdout.read_to_end(&mut rest).expect("the rest");
+    let status = hook.wait().expect("wait");
+    assert_eq!(status.code(), Some(0), "never fails the CLI's hook");
+    assert!(String::from_utf8_lossy(&rest).contains("CRASH-MARK"));
+
+    home.spawn_daemon("h");
+    let again = home.ok(&["hook", "drain", "PostToolUse", "--as", "s1"]);
+    assert!(again.contains("CRASH-MARK"), "handed over again");
+    let once = home.ok(&["hook", "drain", "PostToolUse", "--as", "s1"]);
+    assert!(once.trim().is_empty(), "only once: {}", once.len());
 }

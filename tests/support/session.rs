@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::vendor::VendorEnv;
+use crate::vendor::{CliKind, VendorEnv};
 
 /// Claude Code's own state for an interactive run with no questions:
 /// onboarding done, the folder trusted, the API key approved.
@@ -69,6 +69,17 @@ impl Drop for Tmux {
 }
 
 impl Tmux {
+    /// What the terminal shows now.
+    pub fn capture(&self) -> String {
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(["capture-pane", "-p", "-t", "t"])
+            .output()
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Types `keys` (tmux key names, such as `Enter`) into the session.
     pub fn send_keys(&self, keys: &[&str]) {
         let status = Command::new("tmux")
@@ -91,6 +102,21 @@ pub fn claude_session_command(
     name: &str,
     group: &str,
 ) -> Vec<String> {
+    let model = crate::vendor::default_model(CliKind::Claude);
+    session_command(env, home, CliKind::Claude, name, group, &["--model", model])
+}
+
+/// The command (for [`Tmux::start`]) that runs `flotilla peer CLI -n NAME
+/// -g GROUP -- ARGS` on `home`'s daemon with `env`'s CLI environment and a
+/// real terminal type.
+pub fn session_command(
+    env: &VendorEnv,
+    home: &Path,
+    cli: CliKind,
+    name: &str,
+    group: &str,
+    args: &[&str],
+) -> Vec<String> {
     let mut command = vec!["env".to_owned()];
     command.extend(env.env().into_iter().map(|(k, v)| format!("{k}={v}")));
     command.push("TERM=xterm-256color".into());
@@ -99,14 +125,13 @@ pub fn claude_session_command(
         "--home".into(),
         home.display().to_string(),
         "peer".into(),
-        "claude".into(),
+        cli.as_str().into(),
         "-n".into(),
         name.into(),
         "-g".into(),
         group.into(),
         "--".into(),
-        "--model".into(),
-        crate::vendor::default_model(crate::vendor::CliKind::Claude).into(),
     ]);
+    command.extend(args.iter().map(|a| (*a).to_owned()));
     command
 }

@@ -88,6 +88,25 @@ pub struct VendorEnv {
     base_url: String,
 }
 
+/// Interactive Codex starts an app-server daemon of its own in
+/// `$CODEX_HOME`, which outlives the CLI: stopped with the environment.
+impl Drop for VendorEnv {
+    fn drop(&mut self) {
+        let dir = self.home().join(".codex/app-server-daemon");
+        for file in ["daemon.pid", "daemon-updater.pid"] {
+            let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
+                continue;
+            };
+            let pid = serde_json::from_str::<serde_json::Value>(&text)
+                .ok()
+                .and_then(|v| v["pid"].as_u64());
+            if let Some(pid) = pid {
+                let _ = Command::new("kill").arg(pid.to_string()).status();
+            }
+        }
+    }
+}
+
 impl VendorEnv {
     /// A fresh directory whose CLIs all talk to `server`.
     pub fn new(server: &ModelServer) -> Self {

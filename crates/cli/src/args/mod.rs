@@ -154,8 +154,27 @@ pub(crate) enum HookCommand {
     Wait(HookArgs),
     /// Hand over waiting messages as the hook's additional context.
     Drain {
-        /// The hook event (`PostToolUse`, `UserPromptSubmit`).
+        /// The hook event (`PostToolUse`, `UserPromptSubmit`, `BeforeAgent`,
+        /// `AfterTool`).
         event: String,
+        #[command(flatten)]
+        who: HookArgs,
+    },
+    /// Answer a turn's end (`Stop`, `AfterAgent`): when messages wait, the
+    /// turn goes on with them (a `block` decision whose reason they are).
+    Stop {
+        /// The hook event.
+        event: String,
+        #[command(flatten)]
+        who: HookArgs,
+    },
+    /// Beside an interactive Codex session: hand each message over with
+    /// `codex queue` (a new turn when idle, the next turn when busy); ends
+    /// with the session.
+    Relay {
+        /// The Codex executable.
+        #[arg(long, value_name = "PATH", default_value = "codex")]
+        codex: String,
         #[command(flatten)]
         who: HookArgs,
     },
@@ -170,6 +189,10 @@ pub(crate) struct HookArgs {
     /// The session's process: the hook stops when it ends.
     #[arg(long, value_name = "PID", env = "FLOTILLA_SESSION_PID")]
     pub(crate) session_pid: Option<u32>,
+    /// Read the hook's input (JSON on stdin) and record its `session_id`
+    /// as the session's thread, for the relay (Codex).
+    #[arg(long)]
+    pub(crate) record_thread: bool,
 }
 
 #[derive(Debug, Args)]

@@ -16,7 +16,7 @@ use flotilla_actors::lane::CliKind;
 use flotilla_actors::names::{GroupName, PeerName};
 use flotilla_actors::protocol::{PeerJoinArgs, PeerLeaveArgs, SessionEvidence};
 use flotilla_host::config::HostConfig;
-use flotilla_host::lanes::cli::{InteractiveContext, interactive_plan};
+use flotilla_host::lanes::cli::{InteractiveContext, InteractivePlan, interactive_plan};
 use flotilla_host::lanes::identity::LaneIdentity;
 use flotilla_host::lanes::process::start_time;
 
@@ -26,6 +26,33 @@ use crate::exit::CliError;
 
 /// Exit code when the CLI could not be started.
 const CANNOT_START: u8 = 127;
+
+/// Starts the session's relay (Codex) in a process group of its own, so the
+/// terminal's Ctrl-C is the CLI's alone; it ends with the session. Its
+/// messages go to `LOGS/session-NAME.log`. A relay that cannot start leaves
+/// the session on `poll` delivery, with a warning.
+fn start_relay(env: &Env, name: &PeerName, argv: &[String]) {
+    use std::os::unix::process::CommandExt as _;
+    let log = env.home.logs_dir.join(format!("session-{name}.log"));
+    let stderr = flotilla_host::home::create_private(&env.home.logs_dir)
+        .ok()
+        .and_then(|()| flotilla_actors::private_file::create(&log).ok());
+    let mut command = std::process::Command::new(&argv[0]);
+    command
+        .args(&argv[1..])
+        .process_group(0)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null());
+    match stderr {
+        Some(file) => command.stderr(file),
+        None => command.stderr(std::process::Stdio::null()),
+    };
+    if let Err(e) = command.spawn() {
+        eprintln!(
+            "warning: cannot start the session's relay ({e}): read messages with the inbox tool"
+        );
+    }
+}
 
 pub(crate) async fn launch(env: &Env, cli: CliKind, a: SessionCli) -> Result<u8> {
     let config = HostConfig::load(&env.home.config_file)?;
@@ -59,12 +86,18 @@ pub(crate) async fn launch(env: &Env, cli: CliKind, a: SessionCli) -> Result<u8>
         program: &program,
         server: &identity.mcp_server(&exe),
         hook: &hook,
+        peer: name.as_str(),
+        pid,
         resume: a.resume.as_deref(),
         args: &a.args,
         dir: &session_dir,
         env: &inherited,
     };
-    let (plan, delivery) = interactive_plan(cli, &ctx)
+    let InteractivePlan {
+        plan,
+        delivery,
+        relay,
+    } = interactive_plan(cli, &ctx)
         .map_err(|e| CliError::usage(e, "see `flotilla peer --help`"))?;
     if let Some(home) = &plan.cli_home {
         std::fs::create_dir_all(&session_dir)?;
@@ -87,6 +120,9 @@ pub(crate) async fn launch(env: &Env, cli: CliKind, a: SessionCli) -> Result<u8>
         "flotilla: {} joined as a {cli} session ({delivery} delivery)",
         view.id
     );
+    if let Some(relay) = &relay {
+        start_relay(env, &name, relay);
+    }
     let mut command = std::process::Command::new(&plan.argv[0]);
     command.args(&plan.argv[1..]);
     command.envs(plan.env.iter().map(|(k, v)| (k, v)));

@@ -67,7 +67,7 @@ fn write_settings(home: &CliHome) -> io::Result<Option<String>> {
         Err(e) => return Err(e),
     };
     let target = home.dir.join(home.settings);
-    match mcp_settings_with_server(user.as_deref(), &home.server) {
+    match mcp_settings_with_server(user.as_deref(), &home.server, &home.hooks) {
         Ok(merged) => {
             crate::lanes::connector::write_private(&target, &merged)?;
             Ok(None)
@@ -102,6 +102,7 @@ mod tests {
             source: source.clone(),
             settings: "settings.json",
             server: ("flotilla".into(), json!({"command": "f"})),
+            hooks: Default::default(),
         };
         assert_eq!(prepare(&home).expect("prepare"), None);
         let creds = home.dir.join("oauth_creds.json");
@@ -148,6 +149,7 @@ mod tests {
             source,
             settings: "settings.json",
             server: ("flotilla".into(), json!({})),
+            hooks: Default::default(),
         };
         let warning = prepare(&home).expect("prepare").expect("a warning");
         assert!(

@@ -1,19 +1,33 @@
 //! The command line of an interactive session (`flotilla peer claude`...):
 //! the vendor's own interactive CLI, in the user's terminal, with
-//! Flotilla's MCP server and (where the CLI has hooks that can wake it)
-//! live delivery registered for that session only. Plain logic: the
-//! launcher prepares a private home when the plan names one, then execs.
+//! Flotilla's MCP server and (where the CLI can take them) live delivery
+//! hooks registered for that session only. Plain logic: the launcher
+//! prepares a private home when the plan names one, starts the relay when
+//! the plan has one, then execs.
 //!
-//! Delivery per CLI: Claude Code `live` (hooks in `--settings`: an
-//! `asyncRewake` waiter on `SessionStart` and `Stop` wakes an idle session;
-//! `PostToolUse` and `UserPromptSubmit` add waiting messages as context);
-//! every other CLI `poll` (the agent reads its inbox through the tools or
-//! the command).
+//! Delivery per CLI:
+//! - Claude Code `live`: hooks in `--settings` (an `asyncRewake` waiter on
+//!   `SessionStart` and `Stop` wakes an idle session; `PostToolUse` and
+//!   `UserPromptSubmit` add waiting messages as context).
+//! - Codex `live`: hooks (`-c` overrides) add waiting messages to a prompt
+//!   or a tool result and keep a turn going when messages wait at its end,
+//!   and record the session's thread; a relay beside the session hands a
+//!   message to an idle session with `codex queue --thread` (a new turn).
+//!   Codex asks its user to review new hooks once (Flotilla does not
+//!   bypass that review); before the session's first turn a message waits
+//!   for the first prompt.
+//! - Gemini CLI and Qwen Code `next-turn`: hooks in the private home's
+//!   settings add waiting messages to a prompt or a tool result
+//!   (`BeforeAgent`/`AfterTool`, `UserPromptSubmit`/`PostToolUse`) and keep
+//!   a turn going when messages wait at its end (`AfterAgent`, `Stop`);
+//!   neither has a way to wake an idle session.
+//! - pi, opencode, grok `poll`: the agent reads its inbox through the
+//!   tools or the command.
 
 use std::path::Path;
 
 use flotilla_actors::lane::CliKind;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::common::stdin_plan;
 use super::{CommandPlan, mcp};
@@ -26,9 +40,12 @@ pub struct InteractiveContext<'a> {
     pub program: &'a str,
     /// Flotilla's MCP server for this session.
     pub server: &'a McpServer,
-    /// The `flotilla hook` command line for this session (program and
-    /// its identity arguments), for CLIs with hooks.
+    /// The `flotilla hook` command line (program, `--home`, `hook`).
     pub hook: &'a [String],
+    /// The session peer's name.
+    pub peer: &'a str,
+    /// The session's process (the launcher's pid, which the CLI keeps).
+    pub pid: u32,
     /// A native conversation to adopt.
     pub resume: Option<&'a str>,
     /// Native arguments, passed as they are.
@@ -39,36 +56,81 @@ pub struct InteractiveContext<'a> {
     pub env: &'a [(String, String)],
 }
 
-/// The plan and the delivery mode of an interactive session of `cli`.
+impl InteractiveContext<'_> {
+    /// A `flotilla hook VERB ...` command line for this session.
+    fn hook_argv(&self, verb: &[&str]) -> Vec<String> {
+        let mut argv = self.hook.to_vec();
+        argv.extend(verb.iter().map(|w| (*w).to_owned()));
+        argv.extend(["--as".to_owned(), self.peer.to_owned()]);
+        argv.extend(["--session-pid".to_owned(), self.pid.to_string()]);
+        argv
+    }
+
+    /// The same, as one `sh -c` command.
+    fn hook_command(&self, verb: &[&str]) -> String {
+        let words: Vec<String> = self
+            .hook_argv(verb)
+            .iter()
+            .map(|w| shell_quote(w))
+            .collect();
+        words.join(" ")
+    }
+}
+
+/// An interactive session's command and how messages reach it.
+#[derive(Debug)]
+pub struct InteractivePlan {
+    /// The CLI's command.
+    pub plan: CommandPlan,
+    /// `live`, `next-turn` or `poll` (shown in `peers` and `roster`).
+    pub delivery: &'static str,
+    /// A process to start beside the CLI that hands messages over.
+    pub relay: Option<Vec<String>>,
+}
+
+/// The plan of an interactive session of `cli`.
 pub fn interactive_plan(
     cli: CliKind,
     c: &InteractiveContext<'_>,
-) -> Result<(CommandPlan, &'static str), String> {
+) -> Result<InteractivePlan, String> {
     let mut plan = stdin_plan(c.program, &[]);
     plan.stdin_prompt = false;
+    let mut relay = None;
     let delivery = match cli {
         CliKind::Claude => {
             mcp::claude(&mut plan, c.server);
-            plan.args(["--settings", &claude_hooks(c.hook)]);
+            plan.args(["--settings", &claude_hooks(c)]);
             plan.opt("--resume", c.resume);
             "live"
         }
         CliKind::Codex => {
             mcp::codex(&mut plan, c.server);
+            codex_hooks(&mut plan, c);
             if let Some(id) = c.resume {
                 plan.args(["resume", id]);
             }
-            "poll"
+            relay = Some(c.hook_argv(&["relay", "--codex", c.program]));
+            "live"
         }
         CliKind::Gemini => {
             mcp::gemini(&mut plan, c.server, c.env, c.dir);
             plan.opt("--resume", c.resume);
-            "poll"
+            let events = [
+                ("BeforeAgent", "drain"),
+                ("AfterTool", "drain"),
+                ("AfterAgent", "stop"),
+            ];
+            with_hooks(&mut plan, c, &events)
         }
         CliKind::Qwen => {
             mcp::qwen(&mut plan, c.server, c.env, c.dir);
             plan.opt("--resume", c.resume);
-            "poll"
+            let events = [
+                ("UserPromptSubmit", "drain"),
+                ("PostToolUse", "drain"),
+                ("Stop", "stop"),
+            ];
+            with_hooks(&mut plan, c, &events)
         }
         CliKind::Opencode => {
             mcp::opencode(&mut plan, c.server);
@@ -90,22 +152,72 @@ pub fn interactive_plan(
         }
     };
     plan.args(c.args);
-    Ok((plan, delivery))
+    Ok(InteractivePlan {
+        plan,
+        delivery,
+        relay,
+    })
+}
+
+/// Adds `flotilla hook VERB EVENT` hooks (timeouts in milliseconds) to the
+/// private home's settings: `next-turn` delivery, or `poll` when the CLI
+/// runs without a private home (no HOME).
+fn with_hooks(
+    plan: &mut CommandPlan,
+    c: &InteractiveContext<'_>,
+    events: &[(&str, &str)],
+) -> &'static str {
+    let Some(home) = plan.cli_home.as_mut() else {
+        return "poll";
+    };
+    for (event, verb) in events {
+        let hook = json!({"type": "command", "name": format!("flotilla-{verb}"),
+            "command": c.hook_command(&[verb, event]), "timeout": 30_000});
+        home.hooks
+            .insert((*event).to_owned(), json!([{"hooks": [hook]}]));
+    }
+    "next-turn"
+}
+
+/// Codex's hooks, as `-c hooks.EVENT=...` overrides (timeouts in
+/// seconds). Their commands name no session (the identity comes from the
+/// environment), so they are the same for every session of a home and
+/// Codex's review of new hooks asks once, not at every start. Each records
+/// the session's thread for the relay.
+fn codex_hooks(plan: &mut CommandPlan, c: &InteractiveContext<'_>) {
+    let events = [
+        ("SessionStart", "drain"),
+        ("UserPromptSubmit", "drain"),
+        ("PostToolUse", "drain"),
+        ("Stop", "stop"),
+    ];
+    for (event, verb) in events {
+        let mut words: Vec<String> = c.hook.iter().map(|w| shell_quote(w)).collect();
+        words.extend([
+            verb.to_owned(),
+            event.to_owned(),
+            "--record-thread".to_owned(),
+        ]);
+        let command = Value::from(words.join(" ")).to_string();
+        plan.args([
+            "-c".to_owned(),
+            format!(
+                "hooks.{event}=[{{hooks=[{{type=\"command\",command={command},timeout=30}}]}}]"
+            ),
+        ]);
+    }
 }
 
 /// Claude Code's hooks for live delivery, as a `--settings` JSON string.
-fn claude_hooks(hook: &[String]) -> String {
-    let command = |verb: &str| {
-        let mut words: Vec<String> = hook.iter().map(|w| shell_quote(w)).collect();
-        words.push(verb.to_owned());
-        words.join(" ")
-    };
+fn claude_hooks(c: &InteractiveContext<'_>) -> String {
     let waiter = json!([{"hooks": [{
-        "type": "command", "command": command("wait"),
+        "type": "command", "command": c.hook_command(&["wait"]),
         "asyncRewake": true, "timeout": 86_400,
         "rewakeSummary": "message from Flotilla",
     }]}]);
-    let drain = |event: &str| json!([{"hooks": [{"type": "command", "command": command(&format!("drain {event}")), "timeout": 30}]}]);
+    let drain = |event: &str| -> Value {
+        json!([{"hooks": [{"type": "command", "command": c.hook_command(&["drain", event]), "timeout": 30}]}])
+    };
     json!({"hooks": {
         "SessionStart": waiter,
         "Stop": waiter,
@@ -139,7 +251,7 @@ mod tests {
         }
     }
 
-    fn plan(cli: CliKind, resume: Option<&str>) -> Result<(CommandPlan, &'static str), String> {
+    fn plan(cli: CliKind, resume: Option<&str>) -> Result<InteractivePlan, String> {
         let hook = vec![
             "/bin/flotilla".to_owned(),
             "--home".into(),
@@ -151,6 +263,8 @@ mod tests {
             program: "cli",
             server: &server(),
             hook: &hook,
+            peer: "s",
+            pid: 42,
             resume,
             args: &args,
             dir: Path::new("/s"),
@@ -161,28 +275,69 @@ mod tests {
 
     #[test]
     fn claude_gets_tools_hooks_and_its_resume_flag() {
-        let (p, delivery) = plan(CliKind::Claude, Some("abc")).expect("plan");
-        assert_eq!(delivery, "live");
+        let i = plan(CliKind::Claude, Some("abc")).expect("plan");
+        assert_eq!(i.delivery, "live");
+        assert!(i.relay.is_none());
+        let p = i.plan;
         assert!(!p.stdin_prompt);
-        let i = p
+        let at = p
             .argv
             .iter()
             .position(|a| a == "--settings")
             .expect("settings");
-        let hooks: serde_json::Value = serde_json::from_str(&p.argv[i + 1]).expect("json");
+        let hooks: serde_json::Value = serde_json::from_str(&p.argv[at + 1]).expect("json");
         let wait = &hooks["hooks"]["Stop"][0]["hooks"][0];
         assert_eq!(wait["asyncRewake"], true);
-        assert_eq!(wait["command"], "/bin/flotilla --home '/h x' hook wait");
+        assert_eq!(
+            wait["command"],
+            "/bin/flotilla --home '/h x' hook wait --as s --session-pid 42"
+        );
         assert_eq!(p.argv[p.argv.len() - 3..], ["--resume", "abc", "--verbose"]);
     }
 
     #[test]
-    fn other_clis_poll_and_refuse_what_they_cannot_do() {
-        let (p, delivery) = plan(CliKind::Codex, Some("t1")).expect("plan");
-        assert_eq!(delivery, "poll");
-        assert!(p.argv.windows(2).any(|w| w == ["resume", "t1"]));
-        let (p, _) = plan(CliKind::Gemini, None).expect("plan");
-        assert!(p.cli_home.is_some());
+    fn codex_gets_hooks_and_a_relay_beside_it() {
+        let i = plan(CliKind::Codex, Some("t1")).expect("plan");
+        assert_eq!(i.delivery, "live");
+        let argv = &i.plan.argv;
+        assert!(argv.windows(2).any(|w| w == ["resume", "t1"]));
+        let stop = argv
+            .iter()
+            .find(|a| a.starts_with("hooks.Stop="))
+            .expect("a Stop hook");
+        assert!(
+            stop.contains(
+                r#"command="/bin/flotilla --home '/h x' hook stop Stop --record-thread""#
+            ),
+            "the same for every session: {stop}"
+        );
+        let relay = i.relay.expect("relay");
+        assert_eq!(relay[4..7], ["relay", "--codex", "cli"]);
+        assert_eq!(relay[7..], ["--as", "s", "--session-pid", "42"]);
+    }
+
+    #[test]
+    fn gemini_and_qwen_get_hooks_in_their_private_settings() {
+        for (cli, stop) in [(CliKind::Gemini, "AfterAgent"), (CliKind::Qwen, "Stop")] {
+            let i = plan(cli, None).expect("plan");
+            assert_eq!(i.delivery, "next-turn");
+            let home = i.plan.cli_home.expect("a private home");
+            let hook = &home.hooks[stop][0]["hooks"][0];
+            assert_eq!(hook["timeout"], 30_000, "milliseconds");
+            let command = hook["command"].as_str().expect("command");
+            assert!(
+                command.ends_with(&format!("hook stop {stop} --as s --session-pid 42")),
+                "{command}"
+            );
+            assert_eq!(home.hooks.len(), 3);
+        }
+    }
+
+    #[test]
+    fn the_rest_poll_and_refuse_what_they_cannot_do() {
+        for cli in [CliKind::Pi, CliKind::Opencode, CliKind::Grok] {
+            assert_eq!(plan(cli, None).expect("plan").delivery, "poll");
+        }
         assert!(plan(CliKind::Grok, Some("x")).is_err());
         assert!(plan(CliKind::Exec, None).is_err());
     }

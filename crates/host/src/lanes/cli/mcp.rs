@@ -106,6 +106,7 @@ pub(super) fn gemini(
         source: base.join(".gemini"),
         settings: "settings.json",
         server: settings_entry(server),
+        hooks: serde_json::Map::new(),
     }));
 }
 
@@ -128,15 +129,18 @@ pub(super) fn qwen(
         source,
         settings: "settings.json",
         server: settings_entry(server),
+        hooks: serde_json::Map::new(),
     }));
 }
 
 /// The user's settings (JSON; absent: none) with `server` added under
-/// `mcpServers`; an error when they are not a JSON object (the lane then
-/// runs with the user's settings as they are, without the tools).
+/// `mcpServers` and `hooks` (event: hook groups) appended to the user's own
+/// hooks of each event; an error when they are not a JSON object (the lane
+/// then runs with the user's settings as they are, without the tools).
 pub(crate) fn settings_with_server(
     user: Option<&str>,
     server: &(String, Value),
+    hooks: &serde_json::Map<String, Value>,
 ) -> Result<String, String> {
     let mut settings: Value = match user {
         Some(text) if !text.trim().is_empty() => {
@@ -152,6 +156,19 @@ pub(crate) fn settings_with_server(
         .as_object_mut()
         .ok_or_else(|| "mcpServers is not an object".to_owned())?;
     servers.insert(server.0.clone(), server.1.clone());
+    if !hooks.is_empty() {
+        let theirs = object.entry("hooks").or_insert_with(|| json!({}));
+        let theirs = theirs
+            .as_object_mut()
+            .ok_or_else(|| "hooks is not an object".to_owned())?;
+        for (event, groups) in hooks {
+            let list = theirs.entry(event.clone()).or_insert_with(|| json!([]));
+            let list = list
+                .as_array_mut()
+                .ok_or_else(|| format!("hooks.{event} is not a list"))?;
+            list.extend(groups.as_array().into_iter().flatten().cloned());
+        }
+    }
     Ok(settings.to_string())
 }
 
@@ -228,14 +245,32 @@ mod tests {
     fn the_users_settings_keep_everything_and_gain_the_server() {
         let entry = ("flotilla".to_owned(), json!({"command": "f"}));
         let user = r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}, "mcpServers": {"mine": {"command": "m"}}}"#;
-        let merged: Value =
-            serde_json::from_str(&settings_with_server(Some(user), &entry).expect("merge"))
-                .expect("json");
+        let merged: Value = serde_json::from_str(
+            &settings_with_server(Some(user), &entry, &Default::default()).expect("merge"),
+        )
+        .expect("json");
         assert_eq!(merged["security"]["auth"]["selectedType"], "gemini-api-key");
         assert_eq!(merged["mcpServers"]["mine"]["command"], "m");
         assert_eq!(merged["mcpServers"]["flotilla"]["command"], "f");
-        assert!(settings_with_server(None, &entry).is_ok());
-        assert!(settings_with_server(Some("// comment\n{}"), &entry).is_err());
-        assert!(settings_with_server(Some("[1]"), &entry).is_err());
+        assert!(settings_with_server(None, &entry, &Default::default()).is_ok());
+        assert!(settings_with_server(Some("// comment\n{}"), &entry, &Default::default()).is_err());
+        assert!(settings_with_server(Some("[1]"), &entry, &Default::default()).is_err());
+    }
+
+    #[test]
+    fn session_hooks_come_after_the_users_own() {
+        let entry = ("flotilla".to_owned(), json!({"command": "f"}));
+        let user = r#"{"hooks": {"Stop": [{"hooks": [{"command": "mine"}]}]}}"#;
+        let ours =
+            json!({"Stop": [{"hooks": [{"command": "ours"}]}], "PostToolUse": [{"hooks": []}]});
+        let ours = ours.as_object().expect("object");
+        let merged: Value =
+            serde_json::from_str(&settings_with_server(Some(user), &entry, ours).expect("merge"))
+                .expect("json");
+        assert_eq!(merged["hooks"]["Stop"][0]["hooks"][0]["command"], "mine");
+        assert_eq!(merged["hooks"]["Stop"][1]["hooks"][0]["command"], "ours");
+        assert!(merged["hooks"]["PostToolUse"].is_array());
+        let odd = r#"{"hooks": {"Stop": 1}}"#;
+        assert!(settings_with_server(Some(odd), &entry, ours).is_err());
     }
 }

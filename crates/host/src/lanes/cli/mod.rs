@@ -22,7 +22,7 @@ mod stream_json;
 
 use std::path::Path;
 
-pub use interactive::{InteractiveContext, interactive_plan};
+pub use interactive::{InteractiveContext, InteractivePlan, interactive_plan};
 pub(crate) use mcp::settings_with_server as mcp_settings_with_server;
 
 use flotilla_actors::lane::events::EventKind;
@@ -79,6 +79,9 @@ pub struct CliHome {
     pub settings: &'static str,
     /// The `mcpServers` entry to add, by name.
     pub server: (String, serde_json::Value),
+    /// Hook groups to add, by event (interactive sessions' live delivery),
+    /// after the user's own hooks of that event.
+    pub hooks: serde_json::Map<String, serde_json::Value>,
 }
 
 /// How a turn ended, as the CLI's output tells.
