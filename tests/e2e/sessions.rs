@@ -10,8 +10,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use flotilla_tests::model_server::{ModelServer, Reply, Script};
-use flotilla_tests::session::{Tmux, claude_session_command, claude_state};
-use flotilla_tests::vendor::{CliKind, VendorEnv};
+use flotilla_tests::session::{Tmux, claude_session_command, claude_state, session_command};
+use flotilla_tests::vendor::{CliKind, VendorEnv, default_model};
 use flotilla_tests::{TestHome, process_running, wait_until};
 use serde_json::{Value, json};
 
@@ -83,6 +83,82 @@ fn an_idle_claude_session_is_woken_by_a_message_and_leaves_when_killed() {
         roster_peer(&home, "h/s1").is_none()
     });
     wait_until("no waiter left", PATIENCE, || !process_running(&waiter));
+    drop(tmux);
+}
+
+/// A message sent while Claude Code runs a tool reaches the model in the
+/// request that carries the tool's result, or the one after.
+#[test]
+fn a_message_during_a_claude_tool_call_joins_the_turn() {
+    let sleep = Reply::Shell {
+        command: "sleep 4".into(),
+    };
+    let server = ModelServer::start(
+        Script::new([sleep])
+            .tools_wait_for_offer()
+            .or_else(Reply::text("noted")),
+    );
+    let env = VendorEnv::new(&server);
+    if env.bin(CliKind::Claude).is_none() {
+        return;
+    }
+    claude_state(&env);
+    let mut home = TestHome::new();
+    home.env.extend(env.env());
+    home.spawn_daemon("h");
+    home.ok(&["peer", "join", "lead", "-g", "team"]);
+    let model = default_model(CliKind::Claude);
+    let args = ["--model", model, "--dangerously-skip-permissions"];
+    let command = session_command(&env, home.path(), CliKind::Claude, "s1", "team", &args);
+    let tmux = Tmux::start(env.path(), &env.workdir(), &command);
+    wait_until("the session peer", PATIENCE, || {
+        roster_peer(&home, "h/s1").is_some()
+    });
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while !tmux.capture().contains("bypass permissions on") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no prompt:\n{}",
+            tmux.capture()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tmux.send_keys(&["run the check"]);
+    wait_until("the typed text", PATIENCE, || {
+        tmux.capture().contains("run the check")
+    });
+    tmux.send_keys(&["Enter"]);
+    let asked = |server: &ModelServer| {
+        server
+            .model_requests()
+            .iter()
+            .position(|r| r.body.to_string().contains("run the check"))
+    };
+    wait_until("the turn's first request", PATIENCE, || {
+        asked(&server).is_some()
+    });
+    let first = asked(&server).expect("first");
+    home.ok(&["send", "--as", "lead", "--to", "s1", "TOOL-MARK from lead"]);
+    wait_until("the message in a later request", PATIENCE, || {
+        server
+            .model_requests()
+            .iter()
+            .any(|r| r.body.to_string().contains("TOOL-MARK"))
+    });
+    let requests = server.model_requests();
+    let at = requests
+        .iter()
+        .position(|r| r.body.to_string().contains("TOOL-MARK"))
+        .expect("carried");
+    let tool_result = requests[first + 1..]
+        .iter()
+        .position(|r| r.body.to_string().contains("tool_result"))
+        .map(|i| i + first + 1)
+        .expect("the tool's result went back");
+    assert!(
+        at <= tool_result + 1,
+        "in the tool's request ({tool_result}) or the next: {at}"
+    );
     drop(tmux);
 }
 

@@ -10,12 +10,14 @@ use serde_json::json;
 use crate::vendor::{CliKind, VendorEnv};
 
 /// Claude Code's own state for an interactive run with no questions:
-/// onboarding done, the folder trusted, the API key approved.
+/// onboarding done, the folder trusted, the API key approved, bypass mode
+/// accepted.
 pub fn claude_state(env: &VendorEnv) {
     let key = "sk-ant-fake";
     let workdir = env.workdir().display().to_string();
     let state = json!({
         "hasCompletedOnboarding": true,
+        "bypassPermissionsModeAccepted": true,
         "theme": "dark",
         "customApiKeyResponses": {"approved": [&key[key.len().saturating_sub(20)..]], "rejected": []},
         "projects": {workdir: {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},

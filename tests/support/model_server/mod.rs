@@ -109,6 +109,8 @@ impl Reply {
 pub struct Script {
     replies: VecDeque<Reply>,
     fallback: Reply,
+    /// A tool reply waits for a request that offers its tool.
+    tools_wait: bool,
 }
 
 impl Default for Script {
@@ -123,7 +125,16 @@ impl Script {
         Self {
             replies: replies.into_iter().collect(),
             fallback: Reply::text("ok"),
+            tools_wait: false,
         }
+    }
+
+    /// A scripted tool call is kept for the first request that offers its
+    /// tool; requests before it (an interactive CLI's side requests, such
+    /// as a title) get the fallback.
+    pub fn tools_wait_for_offer(mut self) -> Self {
+        self.tools_wait = true;
+        self
     }
 
     /// Answers every model request after the scripted ones with `reply`.
@@ -133,7 +144,10 @@ impl Script {
     }
 
     /// The reply for the next model request.
-    fn next_reply(&mut self) -> Reply {
+    fn next_reply(&mut self, offers: impl Fn(&Reply) -> bool) -> Reply {
+        if self.tools_wait && self.replies.front().is_some_and(|r| !offers(r)) {
+            return self.fallback.clone();
+        }
         self.replies
             .pop_front()
             .unwrap_or_else(|| self.fallback.clone())
@@ -207,9 +221,10 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Takes the reply for a model request.
-    fn next_reply(&self) -> Reply {
-        self.lock().script.next_reply()
+    /// Takes the reply for a model request; `offers` tells whether the
+    /// request offers a reply's tool.
+    fn next_reply(&self, offers: impl Fn(&Reply) -> bool) -> Reply {
+        self.lock().script.next_reply(offers)
     }
 
     fn record(&self, request: RecordedRequest) {

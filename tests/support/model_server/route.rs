@@ -72,7 +72,7 @@ pub(super) fn handle(shared: &Shared, request: RawRequest) -> Response {
     let (api, reply, response) = match kind {
         Kind::Side(response) => (None, None, response),
         Kind::Model { api, stream, model } => {
-            let reply = shared.next_reply();
+            let reply = shared.next_reply(|r| offers(api, &body, r));
             let seq = shared.lock().log.len() as u64 + 1;
             let turn = Ctx {
                 api,
@@ -208,6 +208,18 @@ pub(super) struct Ctx {
     pub(super) model: String,
     /// This request's number, for unique ids.
     pub(super) seq: u64,
+}
+
+/// Whether the request offers the tool `reply` calls (a reply that calls
+/// none fits any request).
+fn offers(api: Api, body: &Value, reply: &Reply) -> bool {
+    let offered = Offered::from_request(api, body);
+    match reply {
+        Reply::WriteFile { path, content } => tools::write_file(&offered, path, content).is_ok(),
+        Reply::Shell { command } => tools::shell(&offered, command).is_ok(),
+        Reply::McpTool { server, name, args } => tools::mcp(&offered, server, name, args).is_ok(),
+        _ => true,
+    }
 }
 
 /// The response to a model turn of `ctx` whose request body is `body`.
