@@ -10,6 +10,8 @@ use flotilla_host::daemon::DaemonError;
 use flotilla_host::store_file::StoreFileError;
 use serde_json::json;
 
+use crate::output::{self, outln};
+
 /// Success.
 pub(crate) const OK: u8 = 0;
 /// The operation failed (a check failed, the disk failed, a bug).
@@ -235,15 +237,20 @@ pub(crate) fn envelope(err: &anyhow::Error) -> (serde_json::Value, u8) {
     (obj, code)
 }
 
-/// Prints an error and returns its exit code.
+/// Prints an error and returns its exit code; a closed stdout is no error
+/// (the reader has all it wanted) and ends quietly with 0.
 pub(crate) fn report(err: &anyhow::Error, json: bool) -> ExitCode {
+    if output::is_closed_stdout(err) {
+        return ExitCode::from(OK);
+    }
     let (obj, code) = envelope(err);
     eprintln!("error: {err:#}");
     if let Some(h) = obj["error"]["hint"].as_str() {
         eprintln!("hint: {h}");
     }
     if json {
-        println!("{obj}");
+        // Nothing more can be said if stdout fails too: stderr has the error.
+        let _ = outln!("{obj}");
     }
     ExitCode::from(code)
 }

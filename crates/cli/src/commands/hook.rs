@@ -27,6 +27,7 @@ use serde_json::json;
 use super::Env;
 use crate::args::{HookArgs, HookCommand};
 use crate::exit::OK;
+use crate::output::outln;
 
 /// Exit code that makes Claude Code wake the session with stderr.
 const REWAKE: u8 = 2;
@@ -82,8 +83,12 @@ pub(crate) fn frame(messages: &[Message]) -> String {
 }
 
 /// Takes the waiting messages under the mailbox lock, hands them to
-/// `deliver`, then acknowledges them.
-async fn take(env: &Env, who: &HookArgs, deliver: impl FnOnce(&[Message])) -> Result<usize> {
+/// `deliver`, then acknowledges them if it could write them out.
+async fn take(
+    env: &Env,
+    who: &HookArgs,
+    deliver: impl FnOnce(&[Message]) -> Result<()>,
+) -> Result<usize> {
     let Some(_lock) = lock(env, who, "mailbox", true) else {
         return Ok(0);
     };
@@ -98,7 +103,7 @@ async fn take(env: &Env, who: &HookArgs, deliver: impl FnOnce(&[Message])) -> Re
     if reply.messages.is_empty() {
         return Ok(0);
     }
-    deliver(&reply.messages);
+    deliver(&reply.messages)?;
     let ids: Vec<MessageId> = reply.messages.iter().map(|m| m.id.clone()).collect();
     client.call(&InboxAckArgs { as_peer: me, ids }).await?;
     Ok(reply.messages.len())
@@ -120,7 +125,7 @@ async fn wait(env: &Env, who: &HookArgs) -> Result<u8> {
         match waiting {
             Ok(r) if !r.messages.is_empty() => {
                 let taken = take(env, who, |m| {
-                    let _ = std::io::stderr().write_all(frame(m).as_bytes());
+                    Ok(std::io::stderr().write_all(frame(m).as_bytes())?)
                 })
                 .await;
                 if taken.is_ok_and(|n| n > 0) {
@@ -151,7 +156,7 @@ async fn drain(env: &Env, event: &str, who: &HookArgs) -> Result<u8> {
             "hookEventName": event,
             "additionalContext": frame(m),
         }});
-        println!("{out}");
+        Ok(outln!("{out}")?)
     })
     .await;
     if let Err(e) = result {

@@ -16,7 +16,7 @@ use serde_json::json;
 use super::Env;
 use crate::args::{IntegrationsArgs, IntegrationsCommand};
 use crate::exit::{CliError, OK};
-use crate::output;
+use crate::output::{self, StdoutError, outln};
 
 /// The CLIs with an integration.
 const CLIS: &[&str] = &["claude", "codex", "gemini", "qwen"];
@@ -184,14 +184,14 @@ pub(crate) fn run(env: &Env, c: IntegrationsCommand) -> Result<u8> {
     }
     let reply = json!({"schema": "flotilla.integrations.v1", "action": action, "dry_run": a.dry_run, "clis": rows});
     if env.json {
-        output::json(&reply);
+        output::json(&reply)?;
     } else {
-        print_rows(&reply);
+        print_rows(&reply)?;
     }
     Ok(OK)
 }
 
-fn print_rows(reply: &serde_json::Value) {
+fn print_rows(reply: &serde_json::Value) -> Result<(), StdoutError> {
     for row in reply["clis"].as_array().into_iter().flatten() {
         let cli = row["cli"].as_str().unwrap_or_default();
         let found = if row["installed"] == true {
@@ -199,14 +199,15 @@ fn print_rows(reply: &serde_json::Value) {
         } else {
             "not found"
         };
-        println!("{cli} ({found} on PATH)");
+        outln!("{cli} ({found} on PATH)")?;
         for f in row["files"].as_array().into_iter().flatten() {
             let what = match (f["change"].as_str(), f["present"] == true) {
                 (Some(change), _) => change.to_owned(),
                 (None, true) => "present".to_owned(),
                 (None, false) => "absent".to_owned(),
             };
-            println!("  {what}: {}", f["path"].as_str().unwrap_or_default());
+            outln!("  {what}: {}", f["path"].as_str().unwrap_or_default())?;
         }
     }
+    Ok(())
 }

@@ -9,7 +9,7 @@ use super::Env;
 use super::lane_client::LaneClient;
 use crate::args::{LaneCli, LaneCommand, LaneResumeArgs, LaneStartArgs, PromptArgs};
 use crate::exit::{CliError, OK};
-use crate::output;
+use crate::output::{self, outln};
 use anyhow::{Context, Result};
 use flotilla_actors::lane::events::{EventKind, LaneEvent};
 use flotilla_actors::lane::{CliKind, Permissions};
@@ -157,12 +157,14 @@ async fn start(env: &Env, c: &mut LaneClient, a: LaneStartArgs, wait_for_it: boo
     let reply = c.call(&args).await?;
     if !wait_for_it {
         if env.json {
-            output::json(&reply);
+            output::json(&reply)?;
         } else {
-            println!(
+            outln!(
                 "started lane {} (turn {}); collect with: flotilla lane wait {}",
-                reply.lane, reply.turn, reply.lane.name
-            );
+                reply.lane,
+                reply.turn,
+                reply.lane.name
+            )?;
         }
         return Ok(OK);
     }
@@ -184,12 +186,13 @@ async fn resume(env: &Env, c: &mut LaneClient, a: LaneResumeArgs) -> Result<u8> 
         return wait(env, c, &name, None).await;
     }
     if env.json {
-        output::json(&reply);
+        output::json(&reply)?;
     } else {
-        println!(
+        outln!(
             "lane {} turn {} started; collect with: flotilla lane wait {name}",
-            reply.lane, reply.turn
-        );
+            reply.lane,
+            reply.turn
+        )?;
     }
     Ok(OK)
 }
@@ -213,10 +216,10 @@ async fn wait(
         ));
     };
     if env.json {
-        output::json(&event);
+        output::json(&event)?;
     } else {
         if let Some(text) = result.result.as_deref().filter(|t| !t.is_empty()) {
-            println!("{text}");
+            outln!("{text}")?;
         }
         eprintln!("{}", result.summary_line(event.turn));
     }
@@ -258,9 +261,9 @@ fn progress(e: &LaneEvent) {
 
 fn view(env: &Env, v: LaneView) -> Result<u8> {
     if env.json {
-        output::json(&v);
+        output::json(&v)?;
     } else {
-        println!("{}", output::lane_line(&v));
+        outln!("{}", output::lane_line(&v))?;
     }
     Ok(OK)
 }
@@ -268,19 +271,19 @@ fn view(env: &Env, v: LaneView) -> Result<u8> {
 async fn list(env: &Env, c: &mut LaneClient, all: bool) -> Result<u8> {
     let reply = c.call(&LaneListArgs { all }).await?;
     if env.json {
-        output::json(&reply);
+        output::json(&reply)?;
     } else if reply.lanes.is_empty() {
-        println!(
+        outln!(
             "no lanes{}",
             if all {
                 ""
             } else {
                 " (--all shows archived ones)"
             }
-        );
+        )?;
     } else {
         for v in &reply.lanes {
-            println!("{}", output::lane_line(v));
+            outln!("{}", output::lane_line(v))?;
         }
     }
     Ok(OK)
@@ -301,9 +304,9 @@ async fn events(env: &Env, c: &mut LaneClient, name: &PeerName, follow_on: bool)
         for e in &reply.events {
             after = e.seq;
             if env.json {
-                println!("{}", serde_json::to_string(e)?);
+                outln!("{}", serde_json::to_string(e)?)?;
             } else {
-                println!("{}", output::event_line(e));
+                outln!("{}", output::event_line(e))?;
             }
         }
         if !follow_on || (reply.idle && reply.events.is_empty()) {
@@ -324,7 +327,7 @@ async fn doctor(env: &Env, c: &mut LaneClient, cli: Option<String>) -> Result<u8
         .transpose()?;
     let reply = c.call(&LaneDoctorArgs { cli }).await?;
     if env.json {
-        output::json(&reply);
+        output::json(&reply)?;
     } else {
         for c in &reply.clis {
             let headless = match c.headless {
@@ -332,16 +335,16 @@ async fn doctor(env: &Env, c: &mut LaneClient, cli: Option<String>) -> Result<u8
                 Some(false) => "headless flags missing",
                 None => "",
             };
-            println!(
+            outln!(
                 "{:<8} {:<8} {:<40} {:<24} {}",
                 c.cli.to_string(),
                 c.status,
                 c.path.as_deref().unwrap_or("-"),
                 c.version.as_deref().unwrap_or(""),
                 headless
-            );
+            )?;
             if let Some(h) = &c.hint {
-                println!("         hint: {h}");
+                outln!("         hint: {h}")?;
             }
         }
     }
