@@ -5,11 +5,15 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+mod bench;
 mod hub;
 mod lane;
+mod mail;
 
+pub(crate) use bench::*;
 pub(crate) use hub::*;
 pub(crate) use lane::*;
+pub(crate) use mail::*;
 
 /// Flotilla: AI coding-agent CLIs and plain commands as one governed team.
 #[derive(Debug, Parser)]
@@ -180,22 +184,6 @@ pub(crate) struct McpArgs {
     pub(crate) as_peer: Option<String>,
 }
 
-#[derive(Debug, Args)]
-pub(crate) struct RosterCliArgs {
-    /// Also the peers of other hosts this host may see through the hub.
-    #[arg(long)]
-    pub(crate) all: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct OutboxCliArgs {
-    #[command(flatten)]
-    pub(crate) sender: AsPeer,
-    /// How many of the latest messages to show (at most 1000).
-    #[arg(long, default_value_t = 20)]
-    pub(crate) limit: usize,
-}
-
 #[derive(Debug, Subcommand)]
 pub(crate) enum HostCommand {
     /// Run the daemon in the foreground (what a service manager runs).
@@ -218,182 +206,6 @@ pub(crate) struct ServiceArgs {
     /// Print what would be written or removed, and change nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
-}
-
-#[derive(Debug, Subcommand)]
-pub(crate) enum PeerCommand {
-    /// Register a mailbox peer (or add groups to it).
-    Join {
-        /// The peer's name: letters, digits, '.', '_', '-', at most 64.
-        name: String,
-        /// A group to join (repeatable).
-        #[arg(short = 'g', long = "group", value_name = "GROUP")]
-        groups: Vec<String>,
-        /// What is behind the peer (shell, ci, ...).
-        #[arg(long, value_name = "P")]
-        product: Option<String>,
-    },
-    /// Remove a peer.
-    Leave {
-        /// The peer's name.
-        name: String,
-        /// Leave even with unread messages (they are dropped).
-        #[arg(long)]
-        force: bool,
-    },
-    /// Rename a peer, keeping its groups and unread messages.
-    Rename {
-        /// Current name.
-        old: String,
-        /// New name.
-        new: String,
-    },
-    /// Run Claude Code interactively here, as a session peer with Flotilla's tools and live delivery.
-    Claude(SessionCli),
-    /// Run Codex interactively here, as a session peer with Flotilla's tools.
-    Codex(SessionCli),
-    /// Run Gemini CLI interactively here, as a session peer with Flotilla's tools.
-    Gemini(SessionCli),
-    /// Run Qwen Code interactively here, as a session peer with Flotilla's tools.
-    Qwen(SessionCli),
-    /// Run pi interactively here, as a session peer (it uses the flotilla command).
-    Pi(SessionCli),
-    /// Run opencode interactively here, as a session peer with Flotilla's tools.
-    Opencode(SessionCli),
-    /// Run Grok CLI interactively here, as a session peer (it uses the flotilla command).
-    Grok(SessionCli),
-}
-
-/// An interactive session peer.
-#[derive(Debug, Args)]
-pub(crate) struct SessionCli {
-    /// The peer's name (default: CLI-PID).
-    #[arg(short = 'n', long, value_name = "NAME")]
-    pub(crate) name: Option<String>,
-    /// A group to join (repeatable).
-    #[arg(short = 'g', long = "group", value_name = "GROUP")]
-    pub(crate) groups: Vec<String>,
-    /// Adopt this native conversation (the CLI's own resume).
-    #[arg(long, value_name = "ID")]
-    pub(crate) resume: Option<String>,
-    /// Arguments for the CLI itself, after `--`.
-    #[arg(last = true, value_name = "ARGS")]
-    pub(crate) args: Vec<String>,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct AsPeer {
-    /// Act as this peer of this host (inside a lane: the lane itself, from
-    /// FLOTILLA_PEER).
-    #[arg(long = "as", value_name = "NAME", env = "FLOTILLA_PEER")]
-    pub(crate) as_peer: String,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct Body {
-    /// The message; `-` reads it from stdin.
-    #[arg(value_name = "MESSAGE")]
-    pub(crate) message: String,
-    /// A one-line summary.
-    #[arg(long, value_name = "S")]
-    pub(crate) summary: Option<String>,
-    /// The message id; reuse it when retrying so the message is stored once.
-    #[arg(long, value_name = "ID")]
-    pub(crate) id: Option<String>,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct SendArgs {
-    #[command(flatten)]
-    pub(crate) sender: AsPeer,
-    /// Targets: peer ids (HOST/NAME) or names, comma-separated or repeated.
-    #[arg(long, required = true, value_delimiter = ',', value_name = "T")]
-    pub(crate) to: Vec<String>,
-    #[command(flatten)]
-    pub(crate) body: Body,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct BroadcastArgs {
-    #[command(flatten)]
-    pub(crate) sender: AsPeer,
-    /// The group; you must be a member.
-    #[arg(short = 'g', long = "group", value_name = "GROUP")]
-    pub(crate) group: String,
-    #[command(flatten)]
-    pub(crate) body: Body,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct ReplyArgs {
-    #[command(flatten)]
-    pub(crate) sender: AsPeer,
-    /// The id of the message you answer.
-    #[arg(long, value_name = "ID")]
-    pub(crate) to_message: String,
-    #[command(flatten)]
-    pub(crate) body: Body,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct InboxArgs {
-    #[command(flatten)]
-    pub(crate) reader: AsPeer,
-    /// Wait up to SECS for a first message.
-    #[arg(long, value_name = "SECS", default_value_t = 0.0)]
-    pub(crate) wait: f64,
-    /// Show without acknowledging: the messages stay in the inbox.
-    #[arg(long)]
-    pub(crate) peek: bool,
-    /// At most N messages.
-    #[arg(long, value_name = "N", default_value_t = 100)]
-    pub(crate) limit: u32,
-}
-
-#[derive(Debug, Subcommand)]
-pub(crate) enum BenchCommand {
-    /// One host: send-to-inbox latency, throughput, memory, against a bare redb commit.
-    Local(BenchLocalArgs),
-    /// Lanes: the cost of `lane run --cli exec -- true` over `true`, and memory with idle lanes.
-    Lanes(BenchLanesArgs),
-    /// Federation: cross-host messaging through a real hub and the hub with many simulated hosts, against a bare QUIC echo.
-    Federation(BenchFederationArgs),
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct BenchFederationArgs {
-    /// Messages for the cross-host throughput run (at most 300 of them also time the latency).
-    #[arg(long, default_value_t = 2000)]
-    pub(crate) messages: usize,
-    /// Simulated hosts linked to the hub.
-    #[arg(long, default_value_t = 200)]
-    pub(crate) hosts: usize,
-    /// Peers on each simulated host.
-    #[arg(long, default_value_t = 10)]
-    pub(crate) peers_per_host: usize,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct BenchLanesArgs {
-    /// Runs for the timing figures.
-    #[arg(long, default_value_t = 30)]
-    pub(crate) runs: usize,
-    /// Idle lanes for the memory figure.
-    #[arg(long, default_value_t = 100)]
-    pub(crate) idle_lanes: usize,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct BenchLocalArgs {
-    /// Messages for the latency run.
-    #[arg(long, default_value_t = 500)]
-    pub(crate) latency_messages: usize,
-    /// Messages per throughput run.
-    #[arg(long, default_value_t = 4000)]
-    pub(crate) throughput_messages: usize,
-    /// Messages queued for the memory figure.
-    #[arg(long, default_value_t = 100_000)]
-    pub(crate) queued_messages: usize,
 }
 
 #[cfg(test)]
