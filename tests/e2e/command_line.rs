@@ -6,6 +6,7 @@
 use std::process::{Command, Output, Stdio};
 
 use flotilla_tests::TestHome;
+use serde_json::Value;
 
 /// Runs `cmd` with stdout a pipe whose reader is already gone, as in
 /// `flotilla roster | head -0`: the first write meets a closed pipe.
@@ -45,4 +46,53 @@ fn a_closed_stdout_ends_every_command_quietly_with_0() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+#[test]
+fn with_json_a_refused_command_line_is_the_error_envelope_with_exit_2() {
+    let home = TestHome::new();
+    for args in [
+        &["roster", "--bogus", "--json"][..],
+        &["--json", "inbox", "--as"],
+        &[
+            "lane",
+            "run",
+            "--cli",
+            "exec",
+            "--timeout",
+            "soon",
+            "--json",
+        ],
+    ] {
+        let out = home.run(args);
+        assert_eq!(out.status.code(), Some(2), "flotilla {args:?}");
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("flotilla {args:?}: stdout is not JSON ({e}): {out:?}"));
+        assert_eq!(doc["error"]["code"], "usage", "{doc}");
+        assert_eq!(doc["error"]["exit"], 2, "{doc}");
+        assert!(
+            doc["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty())
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with("error: "),
+            "clap's text stays on stderr: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn without_json_a_refused_command_line_is_clap_text_and_help_still_works() {
+    let home = TestHome::new();
+    let out = home.run(&["roster", "--bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unexpected argument '--bogus'"), "{stderr}");
+    let help = home.ok(&["--json", "--help"]);
+    assert!(help.contains("Usage: flotilla"), "{help}");
+    let version = home.ok(&["--json", "--version"]);
+    assert!(version.starts_with("flotilla "), "{version}");
 }

@@ -1,6 +1,7 @@
 //! The command line, as plain data (clap derive). Nothing here touches the
 //! daemon; `commands` turns these into calls.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -27,6 +28,15 @@ pub(crate) struct Cli {
     pub(crate) json: bool,
     #[command(subcommand)]
     pub(crate) command: Command,
+}
+
+/// Whether a command line asks for `--json`, read from the raw arguments
+/// (for a line clap refused): `--json` anywhere before a `--`.
+pub(crate) fn wants_json(args: impl IntoIterator<Item = OsString>) -> bool {
+    args.into_iter()
+        .skip(1)
+        .take_while(|arg| arg != "--")
+        .any(|arg| arg == "--json")
 }
 
 #[derive(Debug, Subcommand)]
@@ -238,6 +248,16 @@ mod tests {
             Cli::try_parse_from(["flotilla", "roster", "--json", "--home", "/x"]).expect("parse");
         assert!(cli.json);
         assert_eq!(cli.home.as_deref(), Some(std::path::Path::new("/x")));
+    }
+
+    #[test]
+    fn json_is_seen_anywhere_before_a_double_dash() {
+        let line = |args: &[&str]| wants_json(args.iter().map(OsString::from));
+        assert!(line(&["flotilla", "--json", "roster", "--bogus"]));
+        assert!(line(&["flotilla", "lane", "run", "--cli", "x", "--json"]));
+        assert!(!line(&["flotilla", "roster", "--bogus"]));
+        assert!(!line(&["flotilla", "lane", "run", "--", "--json"]));
+        assert!(!line(&["--json"]), "the program name is not an argument");
     }
 
     #[test]
