@@ -1,8 +1,11 @@
 //! The `flotilla lane ...` command line, as plain data.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
+
+use super::duration::{parse_duration, parse_whole_seconds};
 
 /// `flotilla lane ...`, with the host that runs the lane.
 #[derive(Debug, Args)]
@@ -82,14 +85,14 @@ pub(crate) struct LaneStartArgs {
     /// default, workspace or bypass.
     #[arg(long, default_value = "default")]
     pub(crate) permissions: String,
-    /// Per-turn deadline in seconds (survives a daemon restart).
-    #[arg(long, value_name = "S")]
+    /// Per-turn deadline in whole seconds (`90`, `90s`, `5m`, `1h30m`); survives a daemon restart.
+    #[arg(long, value_name = "DURATION", value_parser = parse_whole_seconds)]
     pub(crate) timeout: Option<u64>,
     /// Keep the lane for follow-up turns and messages.
     #[arg(long)]
     pub(crate) persistent: bool,
-    /// Archive the lane this long after a turn ends.
-    #[arg(long, value_name = "S", default_value_t = 60)]
+    /// Archive the lane this long after a turn ends, in whole seconds (`60`, `10m`).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_whole_seconds)]
     pub(crate) auto_archive_after: u64,
     /// Never archive automatically.
     #[arg(long)]
@@ -129,9 +132,9 @@ pub(crate) struct LaneResumeArgs {
 pub(crate) struct LaneWaitArgs {
     /// The lane.
     pub(crate) name: String,
-    /// Give up after S seconds (exit 124; the turn goes on).
-    #[arg(long, value_name = "S")]
-    pub(crate) timeout: Option<f64>,
+    /// Give up after DURATION (`30`, `1.5`, `500ms`, `5m`): exit 124; the turn goes on.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub(crate) timeout: Option<Duration>,
 }
 
 #[derive(Debug, Args)]

@@ -1,7 +1,18 @@
 //! The arguments of peers and messages: `peer ...`, `peers`, `send`,
 //! `broadcast`, `reply`, `inbox`, `roster`, `outbox`.
 
+use std::time::Duration;
+
 use clap::{Args, Subcommand};
+
+use super::duration::{DurationError, parse_within};
+
+/// The longest `inbox --wait` (the daemon's own limit).
+const INBOX_WAIT_MAX: Duration = Duration::from_secs(24 * 3600);
+
+fn parse_inbox_wait(value: &str) -> Result<Duration, DurationError> {
+    parse_within(value, Duration::ZERO..=INBOX_WAIT_MAX)
+}
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum PeerCommand {
@@ -122,9 +133,9 @@ pub(crate) struct ReplyArgs {
 pub(crate) struct InboxArgs {
     #[command(flatten)]
     pub(crate) reader: AsPeer,
-    /// Wait up to SECS for a first message.
-    #[arg(long, value_name = "SECS", default_value_t = 0.0)]
-    pub(crate) wait: f64,
+    /// Wait up to DURATION for a first message, at most 24h (`30`, `30s`, `5m`).
+    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = parse_inbox_wait)]
+    pub(crate) wait: Duration,
     /// Show without acknowledging: the messages stay in the inbox.
     #[arg(long)]
     pub(crate) peek: bool,

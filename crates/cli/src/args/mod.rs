@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 mod bench;
+mod duration;
 mod hub;
 mod lane;
 mod mail;
@@ -219,97 +220,4 @@ pub(crate) struct ServiceArgs {
 }
 
 #[cfg(test)]
-mod tests {
-    use clap::CommandFactory;
-
-    use super::*;
-
-    #[test]
-    fn the_command_line_is_consistent() {
-        Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn send_splits_targets_on_commas() {
-        let cli = Cli::try_parse_from([
-            "flotilla", "send", "--as", "a", "--to", "b,c", "--to", "d", "hi",
-        ])
-        .expect("parse");
-        let Command::Send(s) = cli.command else {
-            panic!("send")
-        };
-        assert_eq!(s.to, ["b", "c", "d"]);
-        assert_eq!(s.body.message, "hi");
-    }
-
-    #[test]
-    fn json_and_home_are_global() {
-        let cli =
-            Cli::try_parse_from(["flotilla", "roster", "--json", "--home", "/x"]).expect("parse");
-        assert!(cli.json);
-        assert_eq!(cli.home.as_deref(), Some(std::path::Path::new("/x")));
-    }
-
-    #[test]
-    fn json_is_seen_anywhere_before_a_double_dash() {
-        let line = |args: &[&str]| wants_json(args.iter().map(OsString::from));
-        assert!(line(&["flotilla", "--json", "roster", "--bogus"]));
-        assert!(line(&["flotilla", "lane", "run", "--cli", "x", "--json"]));
-        assert!(!line(&["flotilla", "roster", "--bogus"]));
-        assert!(!line(&["flotilla", "lane", "run", "--", "--json"]));
-        assert!(!line(&["--json"]), "the program name is not an argument");
-    }
-
-    #[test]
-    fn discover_takes_a_duration_or_seconds() {
-        let window = |args: &[&str]| {
-            let cli = Cli::try_parse_from(args).expect("parse");
-            let Command::Discover(d) = cli.command else {
-                panic!("discover")
-            };
-            d.timeout
-        };
-        assert_eq!(window(&["flotilla", "discover"]).as_secs(), 3);
-        let ms = window(&["flotilla", "discover", "--timeout", "500ms"]);
-        assert_eq!(ms.as_millis(), 500);
-        assert_eq!(
-            window(&["flotilla", "discover", "--timeout", "2"]).as_secs(),
-            2
-        );
-        for bad in ["0", "61s", "soon", "-1"] {
-            assert!(
-                Cli::try_parse_from(["flotilla", "discover", "--timeout", bad]).is_err(),
-                "{bad}"
-            );
-        }
-    }
-
-    #[test]
-    fn hub_invite_takes_a_ttl_and_repeated_addresses() {
-        let cli = Cli::try_parse_from([
-            "flotilla", "hub", "invite", "laptop", "--ttl", "1s", "--addr", "a", "--addr", "b:1",
-        ])
-        .expect("parse");
-        let Command::Hub(HubCommand::Invite(a)) = cli.command else {
-            panic!("invite")
-        };
-        assert_eq!(a.ttl, std::time::Duration::from_secs(1));
-        assert_eq!(a.addrs, ["a", "b:1"]);
-        let cli = Cli::try_parse_from(["flotilla", "hub", "invite", "laptop"]).expect("parse");
-        let Command::Hub(HubCommand::Invite(a)) = cli.command else {
-            panic!("invite")
-        };
-        assert_eq!(a.ttl, std::time::Duration::from_secs(3600));
-    }
-
-    #[test]
-    fn inbox_defaults() {
-        let cli = Cli::try_parse_from(["flotilla", "inbox", "--as", "a"]).expect("parse");
-        let Command::Inbox(i) = cli.command else {
-            panic!("inbox")
-        };
-        assert!(!i.peek);
-        assert_eq!(i.limit, 100);
-        assert_eq!(i.wait, 0.0);
-    }
-}
+mod tests;

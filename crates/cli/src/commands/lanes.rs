@@ -33,7 +33,7 @@ pub(crate) async fn run(env: &Env, cli: LaneCli) -> Result<u8> {
         LaneCommand::Start(a) => start(env, &mut c, a, false).await,
         LaneCommand::Resume(a) => resume(env, &mut c, a).await,
         LaneCommand::Wait(a) => {
-            let timeout_ms = a.timeout.map(|s| (s.max(0.0) * 1000.0) as u64);
+            let timeout_ms = a.timeout.map(super::millis);
             wait(env, &mut c, &PeerName::new(&a.name)?, timeout_ms).await
         }
         LaneCommand::Status(a) => {

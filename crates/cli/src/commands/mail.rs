@@ -123,17 +123,11 @@ pub(crate) async fn reply(env: &Env, args: ReplyArgs) -> Result<u8> {
 }
 
 pub(crate) async fn inbox(env: &Env, args: InboxArgs) -> Result<u8> {
-    if !(0.0..=86_400.0).contains(&args.wait) {
-        return Err(CliError::usage(
-            format!("--wait {} is out of range", args.wait),
-            "use 0 to 86400 seconds",
-        ));
-    }
     let reader = PeerName::new(&args.reader.as_peer)?;
     let mut client = env.client().await?;
     let fetch = InboxFetchArgs {
         as_peer: reader.clone(),
-        wait_ms: (args.wait * 1000.0) as u64,
+        wait_ms: super::millis(args.wait),
         limit: Some(args.limit),
     };
     let reply = client.call(&fetch).await?;

@@ -104,3 +104,8 @@ pub(crate) fn message_text(arg: &str) -> Result<String> {
         )
     })
 }
+
+/// A duration as the milliseconds a request carries (saturating).
+pub(crate) fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
