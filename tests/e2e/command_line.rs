@@ -96,3 +96,27 @@ fn without_json_a_refused_command_line_is_clap_text_and_help_still_works() {
     let version = home.ok(&["--json", "--version"]);
     assert!(version.starts_with("flotilla "), "{version}");
 }
+
+#[test]
+fn a_mistyped_closed_value_gets_the_nearest_one() {
+    let home = TestHome::new();
+    let stderr = home.fails(&["lane", "run", "--cli", "claud", "--prompt", "hi"], 2);
+    assert!(
+        stderr.contains("tip: a similar value exists: 'claude'"),
+        "{stderr}"
+    );
+    let out = home.run(&[
+        "--json",
+        "lane",
+        "run",
+        "--cli",
+        "exec",
+        "--permissions",
+        "bypas",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("the envelope");
+    let hint = doc["error"]["hint"].as_str().expect("a hint");
+    assert!(hint.contains("a similar value exists: 'bypass'"), "{hint}");
+    assert!(hint.contains("default, workspace, bypass"), "{hint}");
+}

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use flotilla_actors::lane::{CliKind, Permissions};
 
+use super::choices;
 use super::duration::{parse_duration, parse_whole_seconds};
 
 /// `flotilla lane ...`, with the host that runs the lane.
@@ -50,8 +52,8 @@ pub(crate) enum LaneCommand {
     /// Which CLIs are installed, their versions, and whether they are supported.
     Doctor {
         /// Only this CLI.
-        #[arg(long, value_name = "X")]
-        cli: Option<String>,
+        #[arg(long, value_name = "CLI", value_parser = choices::any_cli())]
+        cli: Option<CliKind>,
     },
 }
 
@@ -70,9 +72,9 @@ pub(crate) struct PromptArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct LaneStartArgs {
-    /// The CLI: exec, claude, codex, qwen, gemini, pi, opencode, grok.
-    #[arg(long, value_name = "CLI")]
-    pub(crate) cli: String,
+    /// The CLI; exec runs the command after `--` with the prompt on its stdin.
+    #[arg(long, value_name = "CLI", value_parser = choices::any_cli())]
+    pub(crate) cli: CliKind,
     /// The lane's name (default: CLI-XXXX).
     #[arg(short = 'n', long)]
     pub(crate) name: Option<String>,
@@ -82,9 +84,9 @@ pub(crate) struct LaneStartArgs {
     /// Model, passed to the CLI.
     #[arg(short = 'm', long)]
     pub(crate) model: Option<String>,
-    /// default, workspace or bypass.
-    #[arg(long, default_value = "default")]
-    pub(crate) permissions: String,
+    /// What the CLI may do.
+    #[arg(long, value_name = "MODE", default_value = "default", value_parser = choices::permissions())]
+    pub(crate) permissions: Permissions,
     /// Per-turn deadline in whole seconds (`90`, `90s`, `5m`, `1h30m`); survives a daemon restart.
     #[arg(long, value_name = "DURATION", value_parser = parse_whole_seconds)]
     pub(crate) timeout: Option<u64>,

@@ -5,14 +5,17 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use flotilla_actors::lane::{CliKind, Permissions};
 
 mod bench;
+mod choices;
 mod duration;
 mod hub;
 mod lane;
 mod mail;
 
 pub(crate) use bench::*;
+pub(crate) use choices::INTEGRATED_CLIS;
 pub(crate) use hub::*;
 pub(crate) use lane::*;
 pub(crate) use mail::*;
@@ -117,17 +120,17 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "NAME", requires = "hub")]
     pub(crate) hub_name: Option<String>,
     /// Let hosts of the federation run these CLIs here as lanes (comma-separated; default: config.toml's `allow_remote_lanes`).
-    #[arg(long, value_name = "CLI,...", value_delimiter = ',')]
-    pub(crate) allow_remote_lanes: Option<Vec<String>>,
+    #[arg(long, value_name = "CLI,...", value_delimiter = ',', value_parser = choices::any_cli())]
+    pub(crate) allow_remote_lanes: Option<Vec<CliKind>>,
     /// Only peers in one of these groups may place lanes here (default: config.toml's `allow_remote_groups`).
     #[arg(long, value_name = "GROUP,...", value_delimiter = ',')]
     pub(crate) allow_remote_groups: Option<Vec<String>>,
     /// A remote lane's `-C` must resolve inside one of these directories (default: config.toml's `remote_lane_roots`, else STATE/remote-lanes).
     #[arg(long, value_name = "DIR,...", value_delimiter = ',')]
     pub(crate) remote_lane_roots: Option<Vec<std::path::PathBuf>>,
-    /// The highest permission mode granted to remote lanes: default, workspace or bypass (default: config.toml's `remote_lane_max_permissions`, else workspace).
-    #[arg(long, value_name = "MODE")]
-    pub(crate) remote_lane_max_permissions: Option<String>,
+    /// The highest permission mode granted to remote lanes (default: config.toml's `remote_lane_max_permissions`, else workspace).
+    #[arg(long, value_name = "MODE", value_parser = choices::permissions())]
+    pub(crate) remote_lane_max_permissions: Option<Permissions>,
     /// The environment variables a remote lane may set (default: config.toml's `remote_lane_env`, else none).
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
     pub(crate) remote_lane_env: Option<Vec<String>>,
@@ -153,9 +156,9 @@ pub(crate) enum IntegrationsCommand {
 /// Which CLIs, and whether to only show what would change.
 #[derive(Debug, Args)]
 pub(crate) struct IntegrationsArgs {
-    /// Only this CLI (claude, codex, gemini, qwen).
-    #[arg(long, value_name = "CLI")]
-    pub(crate) cli: Option<String>,
+    /// Only this CLI (pi, opencode and grok have no integration: they use the flotilla command).
+    #[arg(long, value_name = "CLI", value_parser = choices::integrated_cli())]
+    pub(crate) cli: Option<CliKind>,
     /// Show what would be written or removed, change nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,

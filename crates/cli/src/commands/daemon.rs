@@ -31,10 +31,13 @@ pub(crate) async fn run(env: &Env, args: RunArgs) -> Result<u8> {
         test_hooks: std::env::var("FLOTILLA_TEST_HOOKS").is_ok_and(|v| v == "1"),
         hub: args.hub.clone(),
         hub_name: args.hub_name.clone(),
-        allow_remote_lanes: args.allow_remote_lanes.clone(),
+        allow_remote_lanes: args
+            .allow_remote_lanes
+            .as_ref()
+            .map(|clis| clis.iter().map(ToString::to_string).collect()),
         allow_remote_groups: args.allow_remote_groups.clone(),
         remote_lane_roots: args.remote_lane_roots.clone(),
-        remote_lane_max_permissions: args.remote_lane_max_permissions.clone(),
+        remote_lane_max_permissions: args.remote_lane_max_permissions.map(|p| p.to_string()),
         remote_lane_env: args.remote_lane_env.clone(),
         remote_lane_args: args.remote_lane_args,
         new_store: args.new_store,
@@ -96,7 +99,8 @@ pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
         cmd.args(["--hub-name", hub_name]);
     }
     if let Some(clis) = &args.allow_remote_lanes {
-        cmd.arg(format!("--allow-remote-lanes={}", clis.join(",")));
+        let names: Vec<&str> = clis.iter().map(|cli| cli.as_str()).collect();
+        cmd.arg(format!("--allow-remote-lanes={}", names.join(",")));
     }
     if let Some(groups) = &args.allow_remote_groups {
         cmd.arg(format!("--allow-remote-groups={}", groups.join(",")));

@@ -11,8 +11,8 @@ use crate::args::{LaneCli, LaneCommand, LaneResumeArgs, LaneStartArgs, PromptArg
 use crate::exit::{CliError, OK};
 use crate::output::{self, outln};
 use anyhow::{Context, Result};
+use flotilla_actors::lane::CliKind;
 use flotilla_actors::lane::events::{EventKind, LaneEvent};
-use flotilla_actors::lane::{CliKind, Permissions};
 use flotilla_actors::names::{GroupName, HostName, PeerName};
 use flotilla_actors::protocol::{
     self as p, LaneArchiveArgs, LaneDoctorArgs, LaneEventsArgs, LaneInterruptArgs, LaneListArgs,
@@ -94,14 +94,7 @@ fn parse_env(pairs: &[String]) -> Result<Vec<(String, String)>> {
 }
 
 fn start_args(a: LaneStartArgs, remote: bool) -> Result<p::LaneStartArgs> {
-    let cli: CliKind = a
-        .cli
-        .parse()
-        .map_err(|e: String| CliError::usage(e, "see `flotilla lane doctor`"))?;
-    let permissions: Permissions = a
-        .permissions
-        .parse()
-        .map_err(|e: String| CliError::usage(e, "--permissions default|workspace|bypass"))?;
+    let cli = a.cli;
     let prompt = read_prompt(&a.prompt)?;
     if prompt.trim().is_empty() && cli != CliKind::Exec {
         return Err(CliError::usage(
@@ -129,7 +122,7 @@ fn start_args(a: LaneStartArgs, remote: bool) -> Result<p::LaneStartArgs> {
         cli,
         cwd: cwd.map(|d| d.display().to_string()),
         model: a.model,
-        permissions,
+        permissions: a.permissions,
         timeout_secs: a.timeout,
         persistent: a.persistent,
         auto_archive_secs: (!a.no_auto_archive).then_some(a.auto_archive_after),
@@ -318,13 +311,7 @@ async fn events(env: &Env, c: &mut LaneClient, name: &PeerName, follow_on: bool)
     }
 }
 
-async fn doctor(env: &Env, c: &mut LaneClient, cli: Option<String>) -> Result<u8> {
-    let cli = cli
-        .map(|c| {
-            c.parse::<CliKind>()
-                .map_err(|e| CliError::usage(e, "see `flotilla lane doctor`"))
-        })
-        .transpose()?;
+async fn doctor(env: &Env, c: &mut LaneClient, cli: Option<CliKind>) -> Result<u8> {
     let reply = c.call(&LaneDoctorArgs { cli }).await?;
     if env.json {
         output::json(&reply)?;
