@@ -31,6 +31,8 @@ fn a_closed_stdout_ends_every_command_quietly_with_0() {
         &["peers", "--as", "lead"],
         &["host", "status"],
         &["lane", "list", "--json"],
+        &["completions", "bash"],
+        &["man"],
         &["--help"],
     ] {
         let out = run_into_closed_pipe(home.command(args));
@@ -119,4 +121,64 @@ fn a_mistyped_closed_value_gets_the_nearest_one() {
     let hint = doc["error"]["hint"].as_str().expect("a hint");
     assert!(hint.contains("a similar value exists: 'bypass'"), "{hint}");
     assert!(hint.contains("default, workspace, bypass"), "{hint}");
+}
+
+#[test]
+fn a_reader_that_stops_after_one_byte_of_a_long_output_leaves_no_error() {
+    // The script is far longer than a pipe holds, so the write meets the
+    // closed pipe once `head` has gone; pipefail keeps flotilla's status.
+    let line = format!(
+        "set -o pipefail; '{}' completions bash | head -c1",
+        flotilla_tests::flotilla_bin().display()
+    );
+    let out = Command::new("bash")
+        .args(["-c", &line])
+        .stdin(Stdio::null())
+        .output()
+        .expect("bash");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(out.stdout.len(), 1);
+}
+
+#[test]
+fn completions_cover_the_commands_and_leave_out_the_internal_ones() {
+    let home = TestHome::new();
+    let bash = home.ok(&["completions", "bash"]);
+    assert!(bash.contains("_flotilla()"), "a bash function");
+    for command in ["roster", "lane", "completions"] {
+        assert!(bash.contains(command), "{command} is offered");
+    }
+    assert!(!bash.contains("lane-shim"), "internal commands stay hidden");
+    for shell in ["zsh", "fish", "powershell"] {
+        assert!(
+            home.ok(&["completions", shell]).contains("roster"),
+            "{shell}"
+        );
+    }
+}
+
+#[test]
+fn man_prints_a_roff_page_or_writes_one_per_command() {
+    let home = TestHome::new();
+    let page = home.ok(&["man"]);
+    assert!(
+        page.starts_with(".ie \\n(.g .ds Aq"),
+        "a roff header: {page:.80}"
+    );
+    assert!(page.contains(".TH flotilla 1"), "{page:.200}");
+    assert!(page.contains("roster"), "the page lists the commands");
+    let dir = home.path().join("man1");
+    let dir_arg = dir.display().to_string();
+    let written = home.json(&["man", "--out", &dir_arg]);
+    assert_eq!(written["schema"], "flotilla.man.v1");
+    for page in ["flotilla.1", "flotilla-lane-run.1", "flotilla-peer-join.1"] {
+        let text = std::fs::read_to_string(dir.join(page)).expect(page);
+        assert!(text.contains(".TH"), "{page}");
+    }
+    assert!(
+        !dir.join("flotilla-lane-shim.1").exists(),
+        "internal commands stay out"
+    );
 }

@@ -22,6 +22,10 @@ pub(crate) struct LaneCli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum LaneCommand {
     /// Start a lane and wait for its first turn's result.
+    #[command(after_help = "Examples:
+  flotilla lane run --cli claude -C ~/src/app --prompt 'fix the failing test'
+  flotilla lane run --cli codex --permissions workspace --prompt-file task.md
+  flotilla lane run --cli exec -n build --timeout 10m -- cargo build")]
     Run(LaneStartArgs),
     /// Start a lane and return at once with its id.
     Start(LaneStartArgs),

@@ -17,6 +17,9 @@ fn parse_inbox_wait(value: &str) -> Result<Duration, DurationError> {
 #[derive(Debug, Subcommand)]
 pub(crate) enum PeerCommand {
     /// Register a mailbox peer (or add groups to it).
+    #[command(after_help = "Examples:
+  flotilla peer join lead -g myproject
+  flotilla peer join ci -g myproject -g releases --product ci")]
     Join {
         /// The peer's name: letters, digits, '.', '_', '-', at most 64.
         name: String,

@@ -46,6 +46,10 @@ pub(crate) fn wants_json(args: impl IntoIterator<Item = OsString>) -> bool {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Start the daemon in the background if it is not running; returns once it answers.
+    #[command(after_help = "Examples:
+  flotilla up
+  flotilla up --name laptop --hub hub.home.arpa:7700
+  flotilla --json up")]
     Up(RunArgs),
     /// Stop the daemon gracefully.
     Down,
@@ -58,6 +62,10 @@ pub(crate) enum Command {
     /// List the peers that share a group with you.
     Peers(AsPeer),
     /// Send a message to one or more peers (all or nothing).
+    #[command(after_help = "Examples:
+  flotilla send --as lead --to reviewer 'please review PR 12'
+  flotilla send --as lead --to reviewer,work/builder --summary 'the plan' - < plan.md
+  git diff | flotilla send --as lead --to reviewer -")]
     Send(SendArgs),
     /// Send a message to every other member of a group.
     Broadcast(BroadcastArgs),
@@ -66,6 +74,9 @@ pub(crate) enum Command {
     /// Read your messages, oldest first.
     Inbox(InboxArgs),
     /// Every peer on this host (the operator's view); --all adds what it sees of other hosts.
+    #[command(after_help = "Examples:
+  flotilla roster
+  flotilla roster --all --json")]
     Roster(RosterCliArgs),
     /// What a peer sent and where each message stands (here, queued at the hub, delivered).
     Outbox(OutboxCliArgs),
@@ -90,6 +101,17 @@ pub(crate) enum Command {
     /// extension per CLI), show it, or remove exactly what was written.
     #[command(subcommand)]
     Integrations(IntegrationsCommand),
+    /// Print the completion script of a shell.
+    #[command(after_help = "Examples:
+  flotilla completions bash > ~/.local/share/bash-completion/completions/flotilla
+  flotilla completions zsh > ~/.zfunc/_flotilla
+  flotilla completions fish > ~/.config/fish/completions/flotilla.fish")]
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), or write one page per command into DIR.
+    #[command(after_help = "Examples:
+  flotilla man | man -l -
+  flotilla man --out ~/.local/share/man/man1")]
+    Man(ManArgs),
     /// Internal: the hooks of an interactive session (started by its CLI).
     #[command(hide = true, subcommand)]
     Hook(HookCommand),
@@ -140,6 +162,22 @@ pub(crate) struct RunArgs {
     /// Start with a new, empty store when state/host.redb is missing although this home had one.
     #[arg(long)]
     pub(crate) new_store: bool,
+}
+
+/// `completions SHELL`.
+#[derive(Debug, Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub(crate) shell: clap_complete::Shell,
+}
+
+/// `man [--out DIR]`.
+#[derive(Debug, Args)]
+pub(crate) struct ManArgs {
+    /// Write `flotilla.1` and one page per command (`flotilla-lane-run.1`...) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
 }
 
 /// `integrations install|uninstall|status`.
