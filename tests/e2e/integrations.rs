@@ -72,5 +72,8 @@ fn integrations_write_only_their_files_and_remove_exactly_those() {
         "the user's own skill"
     );
     let unknown = home.fails(&["integrations", "install", "--cli", "vim"], 2);
-    assert!(unknown.contains("no integration"), "{unknown}");
+    assert!(
+        unknown.contains("'vim'") && unknown.contains("claude, codex, gemini, qwen"),
+        "{unknown}"
+    );
 }

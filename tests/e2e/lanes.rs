@@ -88,7 +88,10 @@ fn exec_lanes_report_status_and_exit_codes() {
     assert_eq!(v["exit"], 3);
     assert!(v["error"].as_str().expect("error").contains("oops"));
     let stderr = home.fails(&["lane", "run", "--cli", "nope", "--", "true"], 2);
-    assert!(stderr.contains("unknown CLI"), "{stderr}");
+    assert!(
+        stderr.contains("invalid value 'nope' for '--cli <CLI>'"),
+        "{stderr}"
+    );
     let stderr = home.fails(&["lane", "run", "--cli", "exec", "-n", "empty"], 2);
     assert!(stderr.contains("needs the command after --"), "{stderr}");
 }

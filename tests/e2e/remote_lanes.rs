@@ -241,6 +241,7 @@ fn a_lane_placed_from_another_host_follows_its_owner_when_it_leaves() {
 #[test]
 fn a_bad_remote_lane_policy_stops_the_daemon_at_start_and_names_it() {
     let home = TestHome::new();
+    // A CLI or mode that does not exist is a usage error of the flag itself.
     let stderr = home.fails(
         &[
             "host",
@@ -250,10 +251,15 @@ fn a_bad_remote_lane_policy_stops_the_daemon_at_start_and_names_it() {
             "--allow-remote-groups",
             "g",
         ],
-        1,
+        2,
     );
     assert!(
-        stderr.contains("nope") && stderr.contains("allow_remote_lanes"),
+        stderr.contains("'nope'") && stderr.contains("--allow-remote-lanes"),
+        "{stderr}"
+    );
+    let stderr = home.fails(&["host", "run", "--remote-lane-max-permissions", "root"], 2);
+    assert!(
+        stderr.contains("'root'") && stderr.contains("default, workspace, bypass"),
         "{stderr}"
     );
     let stderr = home.fails(
@@ -286,11 +292,7 @@ fn a_bad_remote_lane_policy_stops_the_daemon_at_start_and_names_it() {
         );
     }
     home.write_config("");
-    let flags: [(&[&str], &str); 3] = [
-        (
-            &["--remote-lane-max-permissions", "root"],
-            "workspace or bypass",
-        ),
+    let flags: [(&[&str], &str); 2] = [
         (&["--remote-lane-roots", "/ok,relative"], "absolute"),
         (&["--remote-lane-env", "A=B"], "A=B"),
     ];

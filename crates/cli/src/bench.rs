@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::args::{BenchCommand, BenchLocalArgs};
 use crate::commands::Env;
 use crate::exit::OK;
-use crate::output;
+use crate::output::{self, StdoutError, outln};
 
 #[derive(Debug, Serialize)]
 struct Figures {
@@ -53,27 +53,27 @@ pub(crate) async fn run(env: &Env, cmd: BenchCommand) -> Result<u8> {
         BenchCommand::Lanes(args) => {
             let figures = crate::bench_lanes::lanes(&args, rss_kib).await?;
             if env.json {
-                output::json(&figures);
+                output::json(&figures)?;
             } else {
-                crate::bench_lanes::print(&figures);
+                crate::bench_lanes::print(&figures)?;
             }
             return Ok(OK);
         }
         BenchCommand::Federation(args) => {
             let figures = crate::bench_federation::federation(&args).await?;
             if env.json {
-                output::json(&figures);
+                output::json(&figures)?;
             } else {
-                crate::bench_federation::print(&figures);
+                crate::bench_federation::print(&figures)?;
             }
             return Ok(OK);
         }
     };
     let figures = local(&args).await?;
     if env.json {
-        output::json(&figures);
+        output::json(&figures)?;
     } else {
-        print_figures(&figures);
+        print_figures(&figures)?;
     }
     Ok(OK)
 }
@@ -302,32 +302,39 @@ async fn flood(home: &Home, senders: usize, total: usize, to: &'static str) -> R
     Ok((per * senders) as f64 / start.elapsed().as_secs_f64())
 }
 
-fn print_figures(f: &Figures) {
-    println!("flotilla bench local — {}", f.machine);
-    println!(
+fn print_figures(f: &Figures) -> Result<(), StdoutError> {
+    outln!("flotilla bench local — {}", f.machine)?;
+    outln!(
         "floor: bare redb commit p50            {:>10.0} µs",
         f.redb_commit_p50_us
-    );
-    println!(
+    )?;
+    outln!(
         "send→inbox latency p50                 {:>10.0} µs  ({:.2}× floor)",
-        f.latency_p50_us, f.latency_p50_ratio
-    );
-    println!(
+        f.latency_p50_us,
+        f.latency_p50_ratio
+    )?;
+    outln!(
         "send→inbox latency p99                 {:>10.0} µs  ({:.2}× floor)",
-        f.latency_p99_us, f.latency_p99_ratio
-    );
+        f.latency_p99_us,
+        f.latency_p99_ratio
+    )?;
     for t in &f.throughput {
-        println!(
+        outln!(
             "throughput, {:>2} sender(s)             {:>10.0} msg/s ({:.2}× the bare commit rate)",
-            t.senders, t.per_sec, t.ratio_to_commit_rate
-        );
+            t.senders,
+            t.per_sec,
+            t.ratio_to_commit_rate
+        )?;
     }
-    println!(
+    outln!(
         "daemon RSS idle                        {:>10} KiB",
         f.rss_idle_kib
-    );
-    println!(
+    )?;
+    outln!(
         "daemon RSS with {:>6} queued          {:>10} KiB ({:.2}× idle)",
-        f.queued_messages, f.rss_queued_kib, f.rss_queued_ratio
-    );
+        f.queued_messages,
+        f.rss_queued_kib,
+        f.rss_queued_ratio
+    )?;
+    Ok(())
 }

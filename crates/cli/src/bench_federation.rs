@@ -32,6 +32,7 @@ use tokio::process::Child;
 
 use crate::args::BenchFederationArgs;
 use crate::bench::machine;
+use crate::output::{StdoutError, outln};
 
 /// The hub's name in every home of the benchmark.
 const HUB_NAME: &str = "hub.bench";
@@ -167,28 +168,30 @@ async fn start_host(home: &Home, name: &str) -> Result<(Child, ControlClient)> {
     }
 }
 
-fn row(what: &str, value: String, ratio: String) {
-    println!("{what:<44} {value:>14}  {ratio}");
+fn row(what: &str, value: String, ratio: String) -> Result<(), StdoutError> {
+    outln!("{what:<44} {value:>14}  {ratio}")?;
+    Ok(())
 }
 
-pub(crate) fn print(f: &FederationFigures) {
-    println!("flotilla bench federation — {}", f.machine);
+pub(crate) fn print(f: &FederationFigures) -> Result<(), StdoutError> {
+    outln!("flotilla bench federation — {}", f.machine)?;
     let e = &f.echo;
     row(
         "floor: QUIC echo round trip p50",
         format!("{:.0} µs", e.rtt_p50_us),
         String::new(),
-    );
+    )?;
     row(
         "floor: QUIC echo round trip p99",
         format!("{:.0} µs", e.rtt_p99_us),
         String::new(),
-    );
+    )?;
     row(
         &format!("floor: QUIC echo, {} in flight", e.window),
         format!("{:.0} msg/s", e.per_sec),
         String::new(),
-    );
-    cross::print(&f.cross_host);
-    scale::print(&f.scale);
+    )?;
+    cross::print(&f.cross_host)?;
+    scale::print(&f.scale)?;
+    Ok(())
 }

@@ -15,6 +15,7 @@ use flotilla_host::home::Home;
 use serde::Serialize;
 
 use crate::args::BenchLanesArgs;
+use crate::output::{StdoutError, outln};
 
 #[derive(Debug, Serialize)]
 pub(crate) struct LaneFigures {
@@ -107,22 +108,27 @@ pub(crate) async fn lanes(args: &BenchLanesArgs, rss_kib: fn(u32) -> u64) -> Res
     })
 }
 
-pub(crate) fn print(f: &LaneFigures) {
-    println!("flotilla bench lanes");
-    println!(
+pub(crate) fn print(f: &LaneFigures) -> Result<(), StdoutError> {
+    outln!("flotilla bench lanes")?;
+    outln!(
         "`true` run directly, p50                {:>8.2} ms",
         f.direct_true_p50_ms
-    );
-    println!(
+    )?;
+    outln!(
         "`lane run --cli exec -- true`, p50       {:>8.2} ms ({:.1}× direct, +{:.2} ms)",
-        f.lane_true_p50_ms, f.ratio, f.added_ms
-    );
-    println!(
+        f.lane_true_p50_ms,
+        f.ratio,
+        f.added_ms
+    )?;
+    outln!(
         "daemon RSS idle                          {:>8} KiB",
         f.rss_idle_kib
-    );
-    println!(
+    )?;
+    outln!(
         "daemon RSS with {:>4} idle lanes          {:>8} KiB ({:.2}× idle)",
-        f.idle_lanes, f.rss_lanes_kib, f.rss_lanes_ratio
-    );
+        f.idle_lanes,
+        f.rss_lanes_kib,
+        f.rss_lanes_ratio
+    )?;
+    Ok(())
 }

@@ -1,6 +1,8 @@
 //! Exit codes and error reports: the contract scripts rely on (documented in
 //! docs/cli.md). Errors go to stderr as text with a hint; with `--json` an
-//! `{"error": {...}}` object also goes to stdout.
+//! `{"error": {...}}` object also goes to stdout. That holds for a command
+//! line clap refuses too ([`report_parse_error`]): clap's own text on stderr,
+//! and with `--json` the envelope (code `usage`, exit 2) on stdout.
 
 use std::process::ExitCode;
 
@@ -9,6 +11,8 @@ use flotilla_host::client::ClientError;
 use flotilla_host::daemon::DaemonError;
 use flotilla_host::store_file::StoreFileError;
 use serde_json::json;
+
+use crate::output::{self, outln};
 
 /// Success.
 pub(crate) const OK: u8 = 0;
@@ -235,15 +239,68 @@ pub(crate) fn envelope(err: &anyhow::Error) -> (serde_json::Value, u8) {
     (obj, code)
 }
 
-/// Prints an error and returns its exit code.
+/// Prints an error and returns its exit code; a closed stdout is no error
+/// (the reader has all it wanted) and ends quietly with 0.
 pub(crate) fn report(err: &anyhow::Error, json: bool) -> ExitCode {
+    if output::is_closed_stdout(err) {
+        return ExitCode::from(OK);
+    }
     let (obj, code) = envelope(err);
     eprintln!("error: {err:#}");
     if let Some(h) = obj["error"]["hint"].as_str() {
         eprintln!("hint: {h}");
     }
     if json {
-        println!("{obj}");
+        // Nothing more can be said if stdout fails too: stderr has the error.
+        let _ = outln!("{obj}");
     }
     ExitCode::from(code)
+}
+
+/// Ends a command line that clap could not parse. `--help` and `--version`
+/// print as usual (exit 0); an error prints clap's text on stderr and exits
+/// 2, and with `json` also prints the error envelope on stdout.
+pub(crate) fn report_parse_error(err: &clap::Error, json: bool) -> ExitCode {
+    if !json || !err.use_stderr() {
+        err.exit();
+    }
+    let _ = err.print();
+    let (message, hint) = parse_error_parts(&err.render().to_string());
+    let (obj, code) = envelope(&CliError::usage(message, hint));
+    // stderr has the error already if stdout fails too.
+    let _ = outln!("{obj}");
+    ExitCode::from(code)
+}
+
+/// The message (clap's first line) and hint (its tips and notes, without
+/// the usage block) of clap's rendered error.
+fn parse_error_parts(rendered: &str) -> (String, String) {
+    let mut lines = rendered.lines();
+    let first = lines.next().unwrap_or_default();
+    let message = first.strip_prefix("error: ").unwrap_or(first).to_owned();
+    let mut hints = Vec::new();
+    let mut in_usage = false;
+    for line in lines.map(str::trim) {
+        in_usage = (in_usage || line.starts_with("Usage:")) && !line.is_empty();
+        if !in_usage && !line.is_empty() {
+            hints.push(line.strip_prefix("tip: ").unwrap_or(line));
+        }
+    }
+    (message, hints.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parse_error_splits_into_message_and_hints_without_the_usage() {
+        let rendered = "error: invalid value 'claud' for '--cli <CLI>'\n  [possible values: exec, claude]\n\n  tip: a similar value exists: 'claude'\n\nUsage: flotilla lane run --cli <CLI>\n    [-- <ARGS>...]\n\nFor more information, try '--help'.\n";
+        let (message, hint) = parse_error_parts(rendered);
+        assert_eq!(message, "invalid value 'claud' for '--cli <CLI>'");
+        assert_eq!(
+            hint,
+            "[possible values: exec, claude]; a similar value exists: 'claude'; For more information, try '--help'."
+        );
+    }
 }

@@ -18,7 +18,12 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            return exit::report_parse_error(&e, args::wants_json(std::env::args_os()));
+        }
+    };
     let json = cli.json;
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -1,19 +1,78 @@
 //! Printing results: `--json` prints the daemon's reply (a documented shape
 //! with a schema id) as one JSON document on stdout; otherwise a short human
 //! rendering. Nothing but results goes to stdout.
+//!
+//! Every write to stdout goes through [`write_stdout`] (or the [`out!`] and
+//! [`outln!`] macros over it), never `print!`/`println!`, which panic when the
+//! reader has gone (`flotilla roster | head -1`). A closed pipe becomes
+//! [`StdoutError::Closed`], which the command returns like any error and
+//! `main` turns into a quiet exit 0, as ripgrep does. SIGPIPE stays ignored
+//! (Rust's default): resetting it would let a closed socket kill the daemon,
+//! which is this same binary.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 
 use flotilla_actors::model::Message;
 use flotilla_actors::protocol::{HostStatusReply, PeerView, RosterReply};
 use serde::Serialize;
 
+/// Why a write to stdout failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StdoutError {
+    /// The reader went away (a closed pipe): the command stops, and exits 0
+    /// without a word.
+    #[error("stdout was closed by its reader")]
+    Closed,
+    /// Any other failure (a full disk, a revoked terminal).
+    #[error("cannot write to stdout: {0}")]
+    Failed(#[source] std::io::Error),
+    /// A value that cannot be rendered as JSON (a bug).
+    #[error("cannot render JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// Writes `text` to stdout and flushes it, so a closed pipe shows at once.
+pub(crate) fn write_stdout(text: std::fmt::Arguments<'_>) -> Result<(), StdoutError> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_fmt(text)
+        .and_then(|()| stdout.flush())
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::BrokenPipe => StdoutError::Closed,
+            _ => StdoutError::Failed(e),
+        })
+}
+
+/// `print!` that returns a [`StdoutError`] instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(format_args!($($arg)*))
+    };
+}
+
+/// `println!` that returns a [`StdoutError`] instead of panicking.
+macro_rules! outln {
+    () => {
+        $crate::output::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+pub(crate) use {out, outln};
+
+/// Whether `err` is only a closed stdout, which ends a command quietly.
+pub(crate) fn is_closed_stdout(err: &anyhow::Error) -> bool {
+    err.chain()
+        .any(|cause| matches!(cause.downcast_ref(), Some(StdoutError::Closed)))
+}
+
 /// Prints a value as pretty JSON.
-pub(crate) fn json<T: Serialize>(value: &T) {
-    match serde_json::to_string_pretty(value) {
-        Ok(text) => println!("{text}"),
-        Err(e) => eprintln!("error: cannot render JSON: {e}"),
-    }
+pub(crate) fn json<T: Serialize>(value: &T) -> Result<(), StdoutError> {
+    let text = serde_json::to_string_pretty(value)?;
+    outln!("{text}")
 }
 
 fn or_dash<T: ToString>(v: Option<T>) -> String {

@@ -103,27 +103,33 @@ pub enum Permissions {
     Bypass,
 }
 
+impl Permissions {
+    /// Every mode, from the least allowed to the most.
+    pub const ALL: [Permissions; 3] = [Self::Default, Self::Workspace, Self::Bypass];
+
+    /// The name used on the command line, in config and on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::Workspace => "workspace",
+            Self::Bypass => "bypass",
+        }
+    }
+}
+
 impl FromStr for Permissions {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "default" => Ok(Self::Default),
-            "workspace" => Ok(Self::Workspace),
-            "bypass" => Ok(Self::Bypass),
-            other => Err(format!(
-                "unknown permissions {other:?}; use default, workspace or bypass"
-            )),
-        }
+        Self::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| format!("unknown permissions {s:?}; use default, workspace or bypass"))
     }
 }
 
 impl fmt::Display for Permissions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Default => "default",
-            Self::Workspace => "workspace",
-            Self::Bypass => "bypass",
-        })
+        f.write_str(self.as_str())
     }
 }
 

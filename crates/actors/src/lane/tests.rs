@@ -183,3 +183,16 @@ fn queued_messages_become_one_prompt_once_the_lane_is_idle() {
     assert!(lane.queued.is_empty());
     assert_eq!(lane.take_queued(), None);
 }
+
+#[test]
+fn every_cli_and_permission_name_reads_back_and_is_its_wire_name() {
+    for kind in CliKind::ALL {
+        assert_eq!(kind.as_str().parse::<CliKind>(), Ok(kind));
+        assert_eq!(serde_json::to_value(kind).ok(), Some(kind.as_str().into()));
+    }
+    for mode in Permissions::ALL {
+        assert_eq!(mode.as_str().parse::<Permissions>(), Ok(mode));
+        assert_eq!(serde_json::to_value(mode).ok(), Some(mode.as_str().into()));
+    }
+    assert!("root".parse::<Permissions>().is_err());
+}

@@ -3,29 +3,23 @@
 //! `discover`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
 use super::ServiceArgs;
+use super::duration::{DurationError, parse_duration, parse_within};
 
 #[derive(Debug, Args)]
 pub(crate) struct DiscoverArgs {
-    /// How long to listen for answers (`3s`, `500ms`, or seconds).
-    #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = parse_window)]
-    pub(crate) timeout: std::time::Duration,
+    /// How long to listen for answers, 100ms to 60s (`3s`, `500ms`, `2`).
+    #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = parse_browse_window)]
+    pub(crate) timeout: Duration,
 }
 
-/// A browse window: seconds or a humantime duration, from 100 ms to 60 s.
-fn parse_window(s: &str) -> Result<std::time::Duration, String> {
-    let window = match s.parse::<f64>() {
-        Ok(secs) if secs.is_finite() && secs >= 0.0 => std::time::Duration::from_secs_f64(secs),
-        Ok(_) => return Err(format!("{s:?} is not a duration")),
-        Err(_) => humantime::parse_duration(s).map_err(|e| format!("{s:?}: {e}"))?,
-    };
-    if !(0.1..=60.0).contains(&window.as_secs_f64()) {
-        return Err(format!("{s:?}: use between 100ms and 60s"));
-    }
-    Ok(window)
+/// A browse window: from 100 ms to 60 s.
+fn parse_browse_window(value: &str) -> Result<Duration, DurationError> {
+    parse_within(value, Duration::from_millis(100)..=Duration::from_secs(60))
 }
 
 #[derive(Debug, Subcommand)]
@@ -85,9 +79,9 @@ pub(crate) enum HubGroupsCommand {
 pub(crate) struct HubInviteArgs {
     /// The host the token enrolls.
     pub(crate) host: String,
-    /// How long the token works (e.g. 30m, 1h, 2days).
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = humantime::parse_duration)]
-    pub(crate) ttl: std::time::Duration,
+    /// How long the token works (`30m`, `1h`, `2days`, or seconds).
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
+    pub(crate) ttl: Duration,
     /// An address hosts reach the hub by (IP, DNS name, either with :PORT); repeatable.
     /// Default: [hub_server] listen, else the hub certificate's names.
     #[arg(long = "addr", value_name = "ADDR")]

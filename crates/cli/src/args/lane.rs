@@ -1,8 +1,13 @@
 //! The `flotilla lane ...` command line, as plain data.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use flotilla_actors::lane::{CliKind, Permissions};
+
+use super::choices;
+use super::duration::{parse_duration, parse_whole_seconds};
 
 /// `flotilla lane ...`, with the host that runs the lane.
 #[derive(Debug, Args)]
@@ -17,6 +22,10 @@ pub(crate) struct LaneCli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum LaneCommand {
     /// Start a lane and wait for its first turn's result.
+    #[command(after_help = "Examples:
+  flotilla lane run --cli claude -C ~/src/app --prompt 'fix the failing test'
+  flotilla lane run --cli codex --permissions workspace --prompt-file task.md
+  flotilla lane run --cli exec -n build --timeout 10m -- cargo build")]
     Run(LaneStartArgs),
     /// Start a lane and return at once with its id.
     Start(LaneStartArgs),
@@ -47,8 +56,8 @@ pub(crate) enum LaneCommand {
     /// Which CLIs are installed, their versions, and whether they are supported.
     Doctor {
         /// Only this CLI.
-        #[arg(long, value_name = "X")]
-        cli: Option<String>,
+        #[arg(long, value_name = "CLI", value_parser = choices::any_cli())]
+        cli: Option<CliKind>,
     },
 }
 
@@ -67,9 +76,9 @@ pub(crate) struct PromptArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct LaneStartArgs {
-    /// The CLI: exec, claude, codex, qwen, gemini, pi, opencode, grok.
-    #[arg(long, value_name = "CLI")]
-    pub(crate) cli: String,
+    /// The CLI; exec runs the command after `--` with the prompt on its stdin.
+    #[arg(long, value_name = "CLI", value_parser = choices::any_cli())]
+    pub(crate) cli: CliKind,
     /// The lane's name (default: CLI-XXXX).
     #[arg(short = 'n', long)]
     pub(crate) name: Option<String>,
@@ -79,17 +88,17 @@ pub(crate) struct LaneStartArgs {
     /// Model, passed to the CLI.
     #[arg(short = 'm', long)]
     pub(crate) model: Option<String>,
-    /// default, workspace or bypass.
-    #[arg(long, default_value = "default")]
-    pub(crate) permissions: String,
-    /// Per-turn deadline in seconds (survives a daemon restart).
-    #[arg(long, value_name = "S")]
+    /// What the CLI may do.
+    #[arg(long, value_name = "MODE", default_value = "default", value_parser = choices::permissions())]
+    pub(crate) permissions: Permissions,
+    /// Per-turn deadline in whole seconds (`90`, `90s`, `5m`, `1h30m`); survives a daemon restart.
+    #[arg(long, value_name = "DURATION", value_parser = parse_whole_seconds)]
     pub(crate) timeout: Option<u64>,
     /// Keep the lane for follow-up turns and messages.
     #[arg(long)]
     pub(crate) persistent: bool,
-    /// Archive the lane this long after a turn ends.
-    #[arg(long, value_name = "S", default_value_t = 60)]
+    /// Archive the lane this long after a turn ends, in whole seconds (`60`, `10m`).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_whole_seconds)]
     pub(crate) auto_archive_after: u64,
     /// Never archive automatically.
     #[arg(long)]
@@ -129,9 +138,9 @@ pub(crate) struct LaneResumeArgs {
 pub(crate) struct LaneWaitArgs {
     /// The lane.
     pub(crate) name: String,
-    /// Give up after S seconds (exit 124; the turn goes on).
-    #[arg(long, value_name = "S")]
-    pub(crate) timeout: Option<f64>,
+    /// Give up after DURATION (`30`, `1.5`, `500ms`, `5m`): exit 124; the turn goes on.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub(crate) timeout: Option<Duration>,
 }
 
 #[derive(Debug, Args)]

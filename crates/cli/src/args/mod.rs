@@ -1,15 +1,24 @@
 //! The command line, as plain data (clap derive). Nothing here touches the
 //! daemon; `commands` turns these into calls.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use flotilla_actors::lane::{CliKind, Permissions};
 
+mod bench;
+mod choices;
+mod duration;
 mod hub;
 mod lane;
+mod mail;
 
+pub(crate) use bench::*;
+pub(crate) use choices::INTEGRATED_CLIS;
 pub(crate) use hub::*;
 pub(crate) use lane::*;
+pub(crate) use mail::*;
 
 /// Flotilla: AI coding-agent CLIs and plain commands as one governed team.
 #[derive(Debug, Parser)]
@@ -25,9 +34,22 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
+/// Whether a command line asks for `--json`, read from the raw arguments
+/// (for a line clap refused): `--json` anywhere before a `--`.
+pub(crate) fn wants_json(args: impl IntoIterator<Item = OsString>) -> bool {
+    args.into_iter()
+        .skip(1)
+        .take_while(|arg| arg != "--")
+        .any(|arg| arg == "--json")
+}
+
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Start the daemon in the background if it is not running; returns once it answers.
+    #[command(after_help = "Examples:
+  flotilla up
+  flotilla up --name laptop --hub hub.home.arpa:7700
+  flotilla --json up")]
     Up(RunArgs),
     /// Stop the daemon gracefully.
     Down,
@@ -40,6 +62,10 @@ pub(crate) enum Command {
     /// List the peers that share a group with you.
     Peers(AsPeer),
     /// Send a message to one or more peers (all or nothing).
+    #[command(after_help = "Examples:
+  flotilla send --as lead --to reviewer 'please review PR 12'
+  flotilla send --as lead --to reviewer,work/builder --summary 'the plan' - < plan.md
+  git diff | flotilla send --as lead --to reviewer -")]
     Send(SendArgs),
     /// Send a message to every other member of a group.
     Broadcast(BroadcastArgs),
@@ -48,6 +74,9 @@ pub(crate) enum Command {
     /// Read your messages, oldest first.
     Inbox(InboxArgs),
     /// Every peer on this host (the operator's view); --all adds what it sees of other hosts.
+    #[command(after_help = "Examples:
+  flotilla roster
+  flotilla roster --all --json")]
     Roster(RosterCliArgs),
     /// What a peer sent and where each message stands (here, queued at the hub, delivered).
     Outbox(OutboxCliArgs),
@@ -72,6 +101,17 @@ pub(crate) enum Command {
     /// extension per CLI), show it, or remove exactly what was written.
     #[command(subcommand)]
     Integrations(IntegrationsCommand),
+    /// Print the completion script of a shell.
+    #[command(after_help = "Examples:
+  flotilla completions bash > ~/.local/share/bash-completion/completions/flotilla
+  flotilla completions zsh > ~/.zfunc/_flotilla
+  flotilla completions fish > ~/.config/fish/completions/flotilla.fish")]
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), or write one page per command into DIR.
+    #[command(after_help = "Examples:
+  flotilla man | man -l -
+  flotilla man --out ~/.local/share/man/man1")]
+    Man(ManArgs),
     /// Internal: the hooks of an interactive session (started by its CLI).
     #[command(hide = true, subcommand)]
     Hook(HookCommand),
@@ -102,17 +142,17 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "NAME", requires = "hub")]
     pub(crate) hub_name: Option<String>,
     /// Let hosts of the federation run these CLIs here as lanes (comma-separated; default: config.toml's `allow_remote_lanes`).
-    #[arg(long, value_name = "CLI,...", value_delimiter = ',')]
-    pub(crate) allow_remote_lanes: Option<Vec<String>>,
+    #[arg(long, value_name = "CLI,...", value_delimiter = ',', value_parser = choices::any_cli())]
+    pub(crate) allow_remote_lanes: Option<Vec<CliKind>>,
     /// Only peers in one of these groups may place lanes here (default: config.toml's `allow_remote_groups`).
     #[arg(long, value_name = "GROUP,...", value_delimiter = ',')]
     pub(crate) allow_remote_groups: Option<Vec<String>>,
     /// A remote lane's `-C` must resolve inside one of these directories (default: config.toml's `remote_lane_roots`, else STATE/remote-lanes).
     #[arg(long, value_name = "DIR,...", value_delimiter = ',')]
     pub(crate) remote_lane_roots: Option<Vec<std::path::PathBuf>>,
-    /// The highest permission mode granted to remote lanes: default, workspace or bypass (default: config.toml's `remote_lane_max_permissions`, else workspace).
-    #[arg(long, value_name = "MODE")]
-    pub(crate) remote_lane_max_permissions: Option<String>,
+    /// The highest permission mode granted to remote lanes (default: config.toml's `remote_lane_max_permissions`, else workspace).
+    #[arg(long, value_name = "MODE", value_parser = choices::permissions())]
+    pub(crate) remote_lane_max_permissions: Option<Permissions>,
     /// The environment variables a remote lane may set (default: config.toml's `remote_lane_env`, else none).
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
     pub(crate) remote_lane_env: Option<Vec<String>>,
@@ -122,6 +162,22 @@ pub(crate) struct RunArgs {
     /// Start with a new, empty store when state/host.redb is missing although this home had one.
     #[arg(long)]
     pub(crate) new_store: bool,
+}
+
+/// `completions SHELL`.
+#[derive(Debug, Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub(crate) shell: clap_complete::Shell,
+}
+
+/// `man [--out DIR]`.
+#[derive(Debug, Args)]
+pub(crate) struct ManArgs {
+    /// Write `flotilla.1` and one page per command (`flotilla-lane-run.1`...) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
 }
 
 /// `integrations install|uninstall|status`.
@@ -138,9 +194,9 @@ pub(crate) enum IntegrationsCommand {
 /// Which CLIs, and whether to only show what would change.
 #[derive(Debug, Args)]
 pub(crate) struct IntegrationsArgs {
-    /// Only this CLI (claude, codex, gemini, qwen).
-    #[arg(long, value_name = "CLI")]
-    pub(crate) cli: Option<String>,
+    /// Only this CLI (pi, opencode and grok have no integration: they use the flotilla command).
+    #[arg(long, value_name = "CLI", value_parser = choices::integrated_cli())]
+    pub(crate) cli: Option<CliKind>,
     /// Show what would be written or removed, change nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
@@ -203,22 +259,6 @@ pub(crate) struct McpArgs {
     pub(crate) as_peer: Option<String>,
 }
 
-#[derive(Debug, Args)]
-pub(crate) struct RosterCliArgs {
-    /// Also the peers of other hosts this host may see through the hub.
-    #[arg(long)]
-    pub(crate) all: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct OutboxCliArgs {
-    #[command(flatten)]
-    pub(crate) sender: AsPeer,
-    /// How many of the latest messages to show (at most 1000).
-    #[arg(long, default_value_t = 20)]
-    pub(crate) limit: usize,
-}
-
 #[derive(Debug, Subcommand)]
 pub(crate) enum HostCommand {
     /// Run the daemon in the foreground (what a service manager runs).
@@ -243,264 +283,5 @@ pub(crate) struct ServiceArgs {
     pub(crate) dry_run: bool,
 }
 
-#[derive(Debug, Subcommand)]
-pub(crate) enum PeerCommand {
-    /// Register a mailbox peer (or add groups to it).
-    Join {
-        /// The peer's name: letters, digits, '.', '_', '-', at most 64.
-        name: String,
-        /// A group to join (repeatable).
-        #[arg(short = 'g', long = "group", value_name = "GROUP")]
-        groups: Vec<String>,
-        /// What is behind the peer (shell, ci, ...).
-        #[arg(long, value_name = "P")]
-        product: Option<String>,
-    },
-    /// Remove a peer.
-    Leave {
-        /// The peer's name.
-        name: String,
-        /// Leave even with unread messages (they are dropped).
-        #[arg(long)]
-        force: bool,
-    },
-    /// Rename a peer, keeping its groups and unread messages.
-    Rename {
-        /// Current name.
-        old: String,
-        /// New name.
-        new: String,
-    },
-    /// Run Claude Code interactively here, as a session peer with Flotilla's tools and live delivery.
-    Claude(SessionCli),
-    /// Run Codex interactively here, as a session peer with Flotilla's tools.
-    Codex(SessionCli),
-    /// Run Gemini CLI interactively here, as a session peer with Flotilla's tools.
-    Gemini(SessionCli),
-    /// Run Qwen Code interactively here, as a session peer with Flotilla's tools.
-    Qwen(SessionCli),
-    /// Run pi interactively here, as a session peer (it uses the flotilla command).
-    Pi(SessionCli),
-    /// Run opencode interactively here, as a session peer with Flotilla's tools.
-    Opencode(SessionCli),
-    /// Run Grok CLI interactively here, as a session peer (it uses the flotilla command).
-    Grok(SessionCli),
-}
-
-/// An interactive session peer.
-#[derive(Debug, Args)]
-pub(crate) struct SessionCli {
-    /// The peer's name (default: CLI-PID).
-    #[arg(short = 'n', long, value_name = "NAME")]
-    pub(crate) name: Option<String>,
-    /// A group to join (repeatable).
-    #[arg(short = 'g', long = "group", value_name = "GROUP")]
-    pub(crate) groups: Vec<String>,
-    /// Adopt this native conversation (the CLI's own resume).
-    #[arg(long, value_name = "ID")]
-    pub(crate) resume: Option<String>,
-    /// Arguments for the CLI itself, after `--`.
-    #[arg(last = true, value_name = "ARGS")]
-    pub(crate) args: Vec<String>,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct AsPeer {
-    /// Act as this peer of this host (inside a lane: the lane itself, from
-    /// FLOTILLA_PEER).
-    #[arg(long = "as", value_name = "NAME", env = "FLOTILLA_PEER")]
-    pub(crate) as_peer: String,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct Body {
-    /// The message; `-` reads it from stdin.
-    #[arg(value_name = "MESSAGE")]
-    pub(crate) message: String,
-    /// A one-line summary.
-    #[arg(long, value_name = "S")]
-    pub(crate) summary: Option<String>,
-    /// The message id; reuse it when retrying so the message is stored once.
-    #[arg(long, value_name = "ID")]
-    pub(crate) id: Option<String>,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct SendArgs {
-    #[command(flatten)]
-    pub(crate) sender: AsPeer,
-    /// Targets: peer ids (HOST/NAME) or names, comma-separated or repeated.
-    #[arg(long, required = true, value_delimiter = ',', value_name = "T")]
-    pub(crate) to: Vec<String>,
-    #[command(flatten)]
-    pub(crate) body: Body,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct BroadcastArgs {
-    #[command(flatten)]
-    pub(crate) sender: AsPeer,
-    /// The group; you must be a member.
-    #[arg(short = 'g', long = "group", value_name = "GROUP")]
-    pub(crate) group: String,
-    #[command(flatten)]
-    pub(crate) body: Body,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct ReplyArgs {
-    #[command(flatten)]
-    pub(crate) sender: AsPeer,
-    /// The id of the message you answer.
-    #[arg(long, value_name = "ID")]
-    pub(crate) to_message: String,
-    #[command(flatten)]
-    pub(crate) body: Body,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct InboxArgs {
-    #[command(flatten)]
-    pub(crate) reader: AsPeer,
-    /// Wait up to SECS for a first message.
-    #[arg(long, value_name = "SECS", default_value_t = 0.0)]
-    pub(crate) wait: f64,
-    /// Show without acknowledging: the messages stay in the inbox.
-    #[arg(long)]
-    pub(crate) peek: bool,
-    /// At most N messages.
-    #[arg(long, value_name = "N", default_value_t = 100)]
-    pub(crate) limit: u32,
-}
-
-#[derive(Debug, Subcommand)]
-pub(crate) enum BenchCommand {
-    /// One host: send-to-inbox latency, throughput, memory, against a bare redb commit.
-    Local(BenchLocalArgs),
-    /// Lanes: the cost of `lane run --cli exec -- true` over `true`, and memory with idle lanes.
-    Lanes(BenchLanesArgs),
-    /// Federation: cross-host messaging through a real hub and the hub with many simulated hosts, against a bare QUIC echo.
-    Federation(BenchFederationArgs),
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct BenchFederationArgs {
-    /// Messages for the cross-host throughput run (at most 300 of them also time the latency).
-    #[arg(long, default_value_t = 2000)]
-    pub(crate) messages: usize,
-    /// Simulated hosts linked to the hub.
-    #[arg(long, default_value_t = 200)]
-    pub(crate) hosts: usize,
-    /// Peers on each simulated host.
-    #[arg(long, default_value_t = 10)]
-    pub(crate) peers_per_host: usize,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct BenchLanesArgs {
-    /// Runs for the timing figures.
-    #[arg(long, default_value_t = 30)]
-    pub(crate) runs: usize,
-    /// Idle lanes for the memory figure.
-    #[arg(long, default_value_t = 100)]
-    pub(crate) idle_lanes: usize,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct BenchLocalArgs {
-    /// Messages for the latency run.
-    #[arg(long, default_value_t = 500)]
-    pub(crate) latency_messages: usize,
-    /// Messages per throughput run.
-    #[arg(long, default_value_t = 4000)]
-    pub(crate) throughput_messages: usize,
-    /// Messages queued for the memory figure.
-    #[arg(long, default_value_t = 100_000)]
-    pub(crate) queued_messages: usize,
-}
-
 #[cfg(test)]
-mod tests {
-    use clap::CommandFactory;
-
-    use super::*;
-
-    #[test]
-    fn the_command_line_is_consistent() {
-        Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn send_splits_targets_on_commas() {
-        let cli = Cli::try_parse_from([
-            "flotilla", "send", "--as", "a", "--to", "b,c", "--to", "d", "hi",
-        ])
-        .expect("parse");
-        let Command::Send(s) = cli.command else {
-            panic!("send")
-        };
-        assert_eq!(s.to, ["b", "c", "d"]);
-        assert_eq!(s.body.message, "hi");
-    }
-
-    #[test]
-    fn json_and_home_are_global() {
-        let cli =
-            Cli::try_parse_from(["flotilla", "roster", "--json", "--home", "/x"]).expect("parse");
-        assert!(cli.json);
-        assert_eq!(cli.home.as_deref(), Some(std::path::Path::new("/x")));
-    }
-
-    #[test]
-    fn discover_takes_a_duration_or_seconds() {
-        let window = |args: &[&str]| {
-            let cli = Cli::try_parse_from(args).expect("parse");
-            let Command::Discover(d) = cli.command else {
-                panic!("discover")
-            };
-            d.timeout
-        };
-        assert_eq!(window(&["flotilla", "discover"]).as_secs(), 3);
-        let ms = window(&["flotilla", "discover", "--timeout", "500ms"]);
-        assert_eq!(ms.as_millis(), 500);
-        assert_eq!(
-            window(&["flotilla", "discover", "--timeout", "2"]).as_secs(),
-            2
-        );
-        for bad in ["0", "61s", "soon", "-1"] {
-            assert!(
-                Cli::try_parse_from(["flotilla", "discover", "--timeout", bad]).is_err(),
-                "{bad}"
-            );
-        }
-    }
-
-    #[test]
-    fn hub_invite_takes_a_ttl_and_repeated_addresses() {
-        let cli = Cli::try_parse_from([
-            "flotilla", "hub", "invite", "laptop", "--ttl", "1s", "--addr", "a", "--addr", "b:1",
-        ])
-        .expect("parse");
-        let Command::Hub(HubCommand::Invite(a)) = cli.command else {
-            panic!("invite")
-        };
-        assert_eq!(a.ttl, std::time::Duration::from_secs(1));
-        assert_eq!(a.addrs, ["a", "b:1"]);
-        let cli = Cli::try_parse_from(["flotilla", "hub", "invite", "laptop"]).expect("parse");
-        let Command::Hub(HubCommand::Invite(a)) = cli.command else {
-            panic!("invite")
-        };
-        assert_eq!(a.ttl, std::time::Duration::from_secs(3600));
-    }
-
-    #[test]
-    fn inbox_defaults() {
-        let cli = Cli::try_parse_from(["flotilla", "inbox", "--as", "a"]).expect("parse");
-        let Command::Inbox(i) = cli.command else {
-            panic!("inbox")
-        };
-        assert!(!i.peek);
-        assert_eq!(i.limit, 100);
-        assert_eq!(i.wait, 0.0);
-    }
-}
+mod tests;

@@ -19,6 +19,7 @@ use serde::Serialize;
 use super::echo::EchoFigures;
 use super::{PATIENCE, start_host, start_hub, stop_hub};
 use crate::bench::{percentile, send_args, timed_sends};
+use crate::output::StdoutError;
 
 /// Concurrent senders in the throughput run (fewer if fewer messages).
 const SENDERS: usize = 4;
@@ -172,21 +173,22 @@ async fn flood(first: &Home, second: &Home, senders: usize, total: usize) -> Res
     Ok(expected as f64 / start.elapsed().as_secs_f64())
 }
 
-pub(crate) fn print(f: &CrossFigures) {
+pub(crate) fn print(f: &CrossFigures) -> Result<(), StdoutError> {
     use super::row;
     row(
         "cross-host send→inbox latency p50",
         format!("{:.0} µs", f.latency_p50_us),
         format!("({:.1}× echo p50)", f.latency_p50_ratio),
-    );
+    )?;
     row(
         "cross-host send→inbox latency p99",
         format!("{:.0} µs", f.latency_p99_us),
         format!("({:.1}× echo p99)", f.latency_p99_ratio),
-    );
+    )?;
     row(
         &format!("cross-host throughput, {} senders", f.senders),
         format!("{:.0} msg/s", f.per_sec),
         format!("({:.3}× echo rate)", f.throughput_ratio),
-    );
+    )?;
+    Ok(())
 }

@@ -20,6 +20,7 @@ use tokio::task::JoinSet;
 use super::sim::{self, GROUPS, Linked};
 use super::{flotilla, hub_home, row, start_hub, stop_hub};
 use crate::bench::rss_kib;
+use crate::output::{StdoutError, outln};
 
 /// Runs of `hub roster --json` per figure (the median is kept).
 const ROSTER_RUNS: usize = 5;
@@ -216,27 +217,28 @@ async fn roster_cli(hub: &Home) -> Result<(f64, usize)> {
     Ok((ms(times[times.len() / 2]), bytes))
 }
 
-pub(crate) fn print(f: &ScaleFigures) {
+pub(crate) fn print(f: &ScaleFigures) -> Result<(), StdoutError> {
     let hosts = f.hosts;
-    println!(
+    outln!(
         "hub scale: {hosts} simulated hosts × {} peers, {} groups",
-        f.peers_per_host, f.groups
-    );
+        f.peers_per_host,
+        f.groups
+    )?;
     row(
         &format!("link all {hosts} hosts"),
         format!("{:.0} ms", f.link_all_ms),
         String::new(),
-    );
+    )?;
     row(
         "… until the hub's roster is whole",
         format!("{:.0} ms", f.roster_whole_ms),
         String::new(),
-    );
+    )?;
     row(
         "hub RSS idle",
         format!("{} KiB", f.hub_rss_idle_kib),
         String::new(),
-    );
+    )?;
     row(
         &format!("hub RSS with {hosts} hosts"),
         format!("{} KiB", f.hub_rss_linked_kib),
@@ -244,12 +246,12 @@ pub(crate) fn print(f: &ScaleFigures) {
             "({:.2}× idle, {:.0} KiB/host)",
             f.hub_rss_linked_ratio, f.rss_per_host_kib
         ),
-    );
+    )?;
     row(
         "`hub roster --json`, one host",
         format!("{:.1} ms", f.roster_one_host_ms),
         String::new(),
-    );
+    )?;
     row(
         &format!("`hub roster --json`, {hosts} hosts"),
         format!("{:.1} ms", f.roster_all_ms),
@@ -258,15 +260,16 @@ pub(crate) fn print(f: &ScaleFigures) {
             f.roster_ratio,
             f.roster_all_bytes / 1024
         ),
-    );
+    )?;
     row(
         "hub restart: every host linked again",
         format!("{:.0} ms", f.reconnect_all_ms),
         String::new(),
-    );
+    )?;
     row(
         "hub restart: roster whole again",
         format!("{:.0} ms", f.reconnect_roster_whole_ms),
         format!("(hub CPU {:.0} ms)", f.hub_cpu_reconnect_ms),
-    );
+    )?;
+    Ok(())
 }

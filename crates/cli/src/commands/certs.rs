@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::Env;
 use crate::exit::OK;
-use crate::output;
+use crate::output::{self, outln};
 
 /// An RFC 3339 time, to the second.
 pub(crate) fn time(t: SystemTime) -> String {
@@ -51,15 +51,15 @@ pub(crate) fn issue(env: &Env, name: &str, out: Option<PathBuf>) -> Result<u8> {
             "certificate": cert_json(&issued.cert, now),
             "ca_fingerprint": issued.ca_fingerprint.to_string(),
             "next": next,
-        }));
+        }))?;
     } else {
-        println!(
+        outln!(
             "issued {name}: certificate valid until {} ({} days), CA {}\nwrote {}\nnext: {next}",
             time(issued.cert.not_after),
             issued.cert.days_left(now),
             issued.ca_fingerprint,
             o.dir.display()
-        );
+        )?;
     }
     Ok(OK)
 }
@@ -103,20 +103,20 @@ pub(crate) fn show(env: &Env) -> Result<u8> {
             "ca": ca,
             "hub": entry_json(&inv.hub, now),
             "host": entry_json(&inv.host, now),
-        }));
+        }))?;
     } else {
-        println!("certificates in {}", paths.dir.display());
+        outln!("certificates in {}", paths.dir.display())?;
         let ca_label = if inv.ca_key {
             "CA (with its key: this home is the CA)"
         } else {
             "CA"
         };
-        println!("{}", entry_line("ca", &inv.ca, now));
+        outln!("{}", entry_line("ca", &inv.ca, now))?;
         if inv.ca.is_some() {
-            println!("      {ca_label}");
+            outln!("      {ca_label}")?;
         }
-        println!("{}", entry_line("hub", &inv.hub, now));
-        println!("{}", entry_line("host", &inv.host, now));
+        outln!("{}", entry_line("hub", &inv.hub, now))?;
+        outln!("{}", entry_line("host", &inv.host, now))?;
     }
     Ok(OK)
 }

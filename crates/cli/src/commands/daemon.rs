@@ -14,7 +14,7 @@ use serde_json::json;
 use super::Env;
 use crate::args::{RunArgs, ServiceArgs};
 use crate::exit::{CliError, FAILED, OK, UNAVAILABLE, USAGE};
-use crate::output;
+use crate::output::{self, StdoutError, out, outln};
 
 /// How long `up` waits for a new daemon to answer.
 const START_PATIENCE: Duration = Duration::from_secs(20);
@@ -31,10 +31,13 @@ pub(crate) async fn run(env: &Env, args: RunArgs) -> Result<u8> {
         test_hooks: std::env::var("FLOTILLA_TEST_HOOKS").is_ok_and(|v| v == "1"),
         hub: args.hub.clone(),
         hub_name: args.hub_name.clone(),
-        allow_remote_lanes: args.allow_remote_lanes.clone(),
+        allow_remote_lanes: args
+            .allow_remote_lanes
+            .as_ref()
+            .map(|clis| clis.iter().map(ToString::to_string).collect()),
         allow_remote_groups: args.allow_remote_groups.clone(),
         remote_lane_roots: args.remote_lane_roots.clone(),
-        remote_lane_max_permissions: args.remote_lane_max_permissions.clone(),
+        remote_lane_max_permissions: args.remote_lane_max_permissions.map(|p| p.to_string()),
         remote_lane_env: args.remote_lane_env.clone(),
         remote_lane_args: args.remote_lane_args,
         new_store: args.new_store,
@@ -48,30 +51,31 @@ async fn running(env: &Env) -> Option<HostStatusReply> {
     client.call(&HostStatusArgs {}).await.ok()
 }
 
-fn print_running(env: &Env, status: &HostStatusReply, started: bool) {
+fn print_running(env: &Env, status: &HostStatusReply, started: bool) -> Result<(), StdoutError> {
     if env.json {
         output::json(
             &json!({"schema": "flotilla.up.v1", "started": started, "home": env.home.label(), "status": status}),
-        );
+        )?;
     } else {
         let verb = if started {
             "started"
         } else {
             "already running"
         };
-        println!(
+        outln!(
             "flotilla daemon {verb}: host {}, pid {}, home {}",
             status.host,
             status.pid,
             env.home.label()
-        );
+        )?;
     }
+    Ok(())
 }
 
 pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
     let name = host_name(&args)?;
     if let Some(status) = running(env).await {
-        print_running(env, &status, false);
+        print_running(env, &status, false)?;
         return Ok(OK);
     }
     env.home.prepare()?;
@@ -95,7 +99,8 @@ pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
         cmd.args(["--hub-name", hub_name]);
     }
     if let Some(clis) = &args.allow_remote_lanes {
-        cmd.arg(format!("--allow-remote-lanes={}", clis.join(",")));
+        let names: Vec<&str> = clis.iter().map(|cli| cli.as_str()).collect();
+        cmd.arg(format!("--allow-remote-lanes={}", names.join(",")));
     }
     if let Some(groups) = &args.allow_remote_groups {
         cmd.arg(format!("--allow-remote-groups={}", groups.join(",")));
@@ -155,7 +160,7 @@ pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
             .into());
         }
         if let Some(status) = running(env).await {
-            print_running(env, &status, true);
+            print_running(env, &status, true)?;
             return Ok(OK);
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -174,9 +179,9 @@ pub(crate) async fn down(env: &Env) -> Result<u8> {
         if env.json {
             output::json(
                 &json!({"schema": "flotilla.down.v1", "stopped": false, "was_running": false}),
-            );
+            )?;
         } else {
-            println!("no daemon is running for {}", env.home.label());
+            outln!("no daemon is running for {}", env.home.label())?;
         }
         return Ok(OK);
     };
@@ -188,12 +193,13 @@ pub(crate) async fn down(env: &Env) -> Result<u8> {
             if env.json {
                 output::json(
                     &json!({"schema": "flotilla.down.v1", "stopped": true, "was_running": true, "pid": status.pid}),
-                );
+                )?;
             } else {
-                println!(
+                outln!(
                     "flotilla daemon stopped (host {}, pid {})",
-                    status.host, status.pid
-                );
+                    status.host,
+                    status.pid
+                )?;
             }
             return Ok(OK);
         }
@@ -216,9 +222,9 @@ pub(crate) async fn down(env: &Env) -> Result<u8> {
 pub(crate) async fn status(env: &Env) -> Result<u8> {
     let reply = env.client().await?.call(&HostStatusArgs {}).await?;
     if env.json {
-        output::json(&reply);
+        output::json(&reply)?;
     } else {
-        print!("{}", output::host_status(&reply));
+        out!("{}", output::host_status(&reply))?;
     }
     Ok(OK)
 }
@@ -251,16 +257,16 @@ pub(crate) fn install(env: &Env, args: ServiceArgs, role: service::ServiceRole) 
         output::json(
             &json!({"schema": "flotilla.service.v1", "action": "install", "dry_run": args.dry_run,
             "name": file.name, "path": file.path, "contents": file.contents, "next": file.enable}),
-        );
+        )?;
     } else if args.dry_run {
-        println!("would write {}:\n\n{}", file.path.display(), file.contents);
+        outln!("would write {}:\n\n{}", file.path.display(), file.contents)?;
     } else {
-        println!(
+        outln!(
             "wrote {}\nto start it now and at every login, run:",
             file.path.display()
-        );
+        )?;
         for step in &file.enable {
-            println!("  {step}");
+            outln!("  {step}")?;
         }
     }
     Ok(OK)
@@ -278,21 +284,21 @@ pub(crate) fn uninstall(env: &Env, args: ServiceArgs, role: service::ServiceRole
         output::json(
             &json!({"schema": "flotilla.service.v1", "action": "uninstall", "dry_run": args.dry_run,
             "name": file.name, "path": file.path, "existed": existed, "next": file.disable}),
-        );
+        )?;
     } else if !existed {
-        println!("nothing to remove: {} does not exist", file.path.display());
+        outln!("nothing to remove: {} does not exist", file.path.display())?;
     } else {
         let verb = if args.dry_run {
             "would remove"
         } else {
             "removed"
         };
-        println!(
+        outln!(
             "{verb} {}; if it was running, also run:",
             file.path.display()
-        );
+        )?;
         for step in &file.disable {
-            println!("  {step}");
+            outln!("  {step}")?;
         }
     }
     Ok(OK)

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use super::Env;
 use crate::args::DiscoverArgs;
 use crate::exit::OK;
+use crate::output::out;
 
 pub(crate) async fn run(env: &Env, args: DiscoverArgs) -> Result<u8> {
     let ca = our_ca(env);
@@ -36,9 +37,9 @@ pub(crate) async fn run(env: &Env, args: DiscoverArgs) -> Result<u8> {
             "ca_fingerprint": ca.map(|f| f.to_string()),
             "hubs": hubs.iter().map(|c| candidate_json(c, ca.as_ref())).collect::<Vec<_>>(),
             "hosts": hosts.iter().map(|c| candidate_json(c, ca.as_ref())).collect::<Vec<_>>(),
-        }));
+        }))?;
     } else {
-        print!("{}", human(&hubs, &hosts, ca.as_ref(), window));
+        out!("{}", human(&hubs, &hosts, ca.as_ref(), window))?;
     }
     Ok(OK)
 }

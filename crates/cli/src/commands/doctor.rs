@@ -19,7 +19,7 @@ use serde_json::json;
 
 use super::Env;
 use crate::exit::{FAILED, OK};
-use crate::output;
+use crate::output::{self, outln};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -273,7 +273,7 @@ pub(crate) async fn run(env: &Env) -> Result<u8> {
     if env.json {
         output::json(
             &json!({"schema": "flotilla.doctor.v1", "ok": !failed, "home": home.label(), "checks": checks}),
-        );
+        )?;
     } else {
         for c in &checks {
             let tag = match c.status {
@@ -281,9 +281,9 @@ pub(crate) async fn run(env: &Env) -> Result<u8> {
                 Level::Warn => "warn",
                 Level::Fail => "FAIL",
             };
-            println!("{tag}  {:<12} {}", c.name, c.detail);
+            outln!("{tag}  {:<12} {}", c.name, c.detail)?;
             if let Some(h) = &c.hint {
-                println!("      {:<12} hint: {h}", "");
+                outln!("      {:<12} hint: {h}", "")?;
             }
         }
     }

@@ -13,7 +13,7 @@ use super::Env;
 use super::certs::time;
 use crate::args::HubInviteArgs;
 use crate::exit::OK;
-use crate::output;
+use crate::output::{self, outln};
 
 fn cert_info_json(c: &CertInfo) -> Value {
     json!({
@@ -41,9 +41,9 @@ pub(crate) fn invite(env: &Env, args: HubInviteArgs) -> Result<u8> {
             "enroll_addrs": t.enroll_addrs,
             "ca_fingerprint": t.ca_fingerprint,
             "next": next,
-        }));
+        }))?;
     } else {
-        println!("{}", made.token);
+        outln!("{}", made.token)?;
         eprintln!(
             "single-use token for {host}, valid until {}; hub at {}\nnext: {next} (keep the token secret until used)",
             time(made.expires),
@@ -68,14 +68,14 @@ pub(crate) fn revoke(env: &Env, host: &str) -> Result<u8> {
             "revoked": revoked,
             "newly_revoked": done.added,
             "list": done.list,
-        }));
+        }))?;
     } else {
-        println!(
+        outln!(
             "revoked {} certificate(s) of {host} ({} new); a running hub drops its link within about a second\n\
              to let {host} back: flotilla hub invite {host}, then on {host}: flotilla host join TOKEN",
             done.entries.len(),
             done.added
-        );
+        )?;
     }
     Ok(OK)
 }
@@ -94,9 +94,9 @@ pub(crate) async fn join(env: &Env, token: &str) -> Result<u8> {
             "certs_dir": done.certs.dir,
             "config": env.home.config_file,
             "next": "flotilla up",
-        }));
+        }))?;
     } else {
-        println!(
+        outln!(
             "{host} enrolled with hub {} at {}: certificate valid until {}, CA {}\n\
              wrote {} (host.key stays here) and hub, hub_name in {}\nnext: flotilla up",
             done.token.hub_name,
@@ -105,7 +105,7 @@ pub(crate) async fn join(env: &Env, token: &str) -> Result<u8> {
             done.ca_fingerprint,
             done.certs.dir.display(),
             env.home.config_file.display()
-        );
+        )?;
     }
     Ok(OK)
 }

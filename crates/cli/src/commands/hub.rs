@@ -11,7 +11,7 @@ use super::Env;
 use super::certs::{cert_json, time};
 use crate::args::{HubGroupsCommand, HubInitArgs};
 use crate::exit::{CliError, OK};
-use crate::output;
+use crate::output::{self, out, outln};
 
 pub(crate) fn init(env: &Env, args: HubInitArgs) -> Result<u8> {
     let now = SystemTime::now();
@@ -38,9 +38,9 @@ pub(crate) fn init(env: &Env, args: HubInitArgs) -> Result<u8> {
             "next": next,
             "groups_file": hub_server::hub_groups(&env.home).path(),
             "groups_default": "open",
-        }));
+        }))?;
     } else {
-        println!(
+        outln!(
             "hub {} initialized in {}\n  CA fingerprint {} (hosts check it)\n  hub certificate valid until {}\n  listens on {}, enrollment on {} (config.toml [hub_server])\n  \
              groups: every enrolled host may use any group (nothing is listed in {});\n    \
              to let only some hosts have peers in a group: flotilla hub groups allow GROUP HOST_OR_PATTERN...\nnext:",
@@ -51,9 +51,9 @@ pub(crate) fn init(env: &Env, args: HubInitArgs) -> Result<u8> {
             done.listen,
             done.enroll_listen,
             hub_server::hub_groups(&env.home).path().display()
-        );
+        )?;
         for step in next {
-            println!("  {step}");
+            outln!("  {step}")?;
         }
     }
     Ok(OK)
@@ -67,9 +67,9 @@ pub(crate) async fn run(env: &Env) -> Result<u8> {
 pub(crate) async fn roster(env: &Env) -> Result<u8> {
     let reply = hub_server::roster(&env.home).await?;
     if env.json {
-        output::json(&reply);
+        output::json(&reply)?;
     } else {
-        print!("{}", crate::output::hub_roster(&reply));
+        out!("{}", crate::output::hub_roster(&reply))?;
     }
     Ok(OK)
 }
@@ -95,12 +95,12 @@ pub(crate) fn groups(env: &Env, change: Option<HubGroupsCommand>) -> Result<u8> 
             "groups": groups,
             "unlisted": "open",
             "changed": changed,
-        }));
+        }))?;
     } else {
-        print!(
+        out!(
             "{}",
             groups_text(&policy, &file.path().display().to_string(), changed)
-        );
+        )?;
     }
     Ok(OK)
 }

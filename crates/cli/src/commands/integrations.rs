@@ -10,16 +10,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use flotilla_actors::lane::CliKind;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::Env;
-use crate::args::{IntegrationsArgs, IntegrationsCommand};
-use crate::exit::{CliError, OK};
-use crate::output;
-
-/// The CLIs with an integration.
-const CLIS: &[&str] = &["claude", "codex", "gemini", "qwen"];
+use crate::args::{INTEGRATED_CLIS, IntegrationsArgs, IntegrationsCommand};
+use crate::exit::OK;
+use crate::output::{self, StdoutError, outln};
 
 /// What `install` wrote: file path to the SHA-256 of its contents.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -46,7 +44,7 @@ fn instructions() -> String {
 }
 
 /// The files of `cli`'s integration under the user's home `home`.
-fn files(cli: &str, home: &Path) -> Vec<(PathBuf, String)> {
+fn files(cli: CliKind, home: &Path) -> Vec<(PathBuf, String)> {
     let skill = |dir: PathBuf| {
         let text = format!(
             "---\nname: flotilla\ndescription: Work with the Flotilla team: message peers, read your inbox, start and collect worker lanes.\n---\n\n{}",
@@ -63,19 +61,19 @@ fn files(cli: &str, home: &Path) -> Vec<(PathBuf, String)> {
         ]
     };
     match cli {
-        "claude" => skill(home.join(".claude/skills")),
-        "codex" => {
+        CliKind::Claude => skill(home.join(".claude/skills")),
+        CliKind::Codex => {
             let codex = std::env::var_os("CODEX_HOME")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| home.join(".codex"));
             skill(codex.join("skills"))
         }
-        "gemini" => extension(
+        CliKind::Gemini => extension(
             home.join(".gemini/extensions"),
             "gemini-extension.json",
             "GEMINI.md",
         ),
-        "qwen" => extension(
+        CliKind::Qwen => extension(
             home.join(".qwen/extensions"),
             "qwen-extension.json",
             "QWEN.md",
@@ -113,23 +111,10 @@ fn save(env: &Env, record: &Record) -> Result<()> {
     Ok(())
 }
 
-fn chosen(a: &IntegrationsArgs) -> Result<Vec<&'static str>> {
-    match &a.cli {
-        None => Ok(CLIS.to_vec()),
-        Some(c) => CLIS
-            .iter()
-            .find(|k| **k == c)
-            .map(|k| vec![*k])
-            .ok_or_else(|| {
-                CliError::usage(
-                    format!("no integration for {c:?}"),
-                    format!(
-                        "use one of {}; pi, opencode and grok use the flotilla command",
-                        CLIS.join(", ")
-                    ),
-                )
-            }),
-    }
+/// The CLIs to act on: `--cli`, else every CLI with an integration.
+fn chosen(a: &IntegrationsArgs) -> Vec<CliKind> {
+    a.cli
+        .map_or_else(|| INTEGRATED_CLIS.to_vec(), |cli| vec![cli])
 }
 
 pub(crate) fn run(env: &Env, c: IntegrationsCommand) -> Result<u8> {
@@ -143,8 +128,8 @@ pub(crate) fn run(env: &Env, c: IntegrationsCommand) -> Result<u8> {
     };
     let mut record = load(env)?;
     let mut rows = Vec::new();
-    for cli in chosen(a)? {
-        let installed = on_path(cli);
+    for cli in chosen(a) {
+        let installed = on_path(cli.as_str());
         let mut paths = Vec::new();
         for (path, text) in files(cli, &home) {
             let key = path.display().to_string();
@@ -177,21 +162,21 @@ pub(crate) fn run(env: &Env, c: IntegrationsCommand) -> Result<u8> {
             }
             paths.push(json!({"path": key, "present": present.is_some(), "written_by_flotilla": ours, "change": change}));
         }
-        rows.push(json!({"cli": cli, "installed": installed, "files": paths}));
+        rows.push(json!({"cli": cli.as_str(), "installed": installed, "files": paths}));
     }
     if !a.dry_run && action != "status" {
         save(env, &record)?;
     }
     let reply = json!({"schema": "flotilla.integrations.v1", "action": action, "dry_run": a.dry_run, "clis": rows});
     if env.json {
-        output::json(&reply);
+        output::json(&reply)?;
     } else {
-        print_rows(&reply);
+        print_rows(&reply)?;
     }
     Ok(OK)
 }
 
-fn print_rows(reply: &serde_json::Value) {
+fn print_rows(reply: &serde_json::Value) -> Result<(), StdoutError> {
     for row in reply["clis"].as_array().into_iter().flatten() {
         let cli = row["cli"].as_str().unwrap_or_default();
         let found = if row["installed"] == true {
@@ -199,14 +184,15 @@ fn print_rows(reply: &serde_json::Value) {
         } else {
             "not found"
         };
-        println!("{cli} ({found} on PATH)");
+        outln!("{cli} ({found} on PATH)")?;
         for f in row["files"].as_array().into_iter().flatten() {
             let what = match (f["change"].as_str(), f["present"] == true) {
                 (Some(change), _) => change.to_owned(),
                 (None, true) => "present".to_owned(),
                 (None, false) => "absent".to_owned(),
             };
-            println!("  {what}: {}", f["path"].as_str().unwrap_or_default());
+            outln!("  {what}: {}", f["path"].as_str().unwrap_or_default())?;
         }
     }
+    Ok(())
 }

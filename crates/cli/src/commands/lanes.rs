@@ -9,10 +9,10 @@ use super::Env;
 use super::lane_client::LaneClient;
 use crate::args::{LaneCli, LaneCommand, LaneResumeArgs, LaneStartArgs, PromptArgs};
 use crate::exit::{CliError, OK};
-use crate::output;
+use crate::output::{self, outln};
 use anyhow::{Context, Result};
+use flotilla_actors::lane::CliKind;
 use flotilla_actors::lane::events::{EventKind, LaneEvent};
-use flotilla_actors::lane::{CliKind, Permissions};
 use flotilla_actors::names::{GroupName, HostName, PeerName};
 use flotilla_actors::protocol::{
     self as p, LaneArchiveArgs, LaneDoctorArgs, LaneEventsArgs, LaneInterruptArgs, LaneListArgs,
@@ -33,7 +33,7 @@ pub(crate) async fn run(env: &Env, cli: LaneCli) -> Result<u8> {
         LaneCommand::Start(a) => start(env, &mut c, a, false).await,
         LaneCommand::Resume(a) => resume(env, &mut c, a).await,
         LaneCommand::Wait(a) => {
-            let timeout_ms = a.timeout.map(|s| (s.max(0.0) * 1000.0) as u64);
+            let timeout_ms = a.timeout.map(super::millis);
             wait(env, &mut c, &PeerName::new(&a.name)?, timeout_ms).await
         }
         LaneCommand::Status(a) => {
@@ -94,14 +94,7 @@ fn parse_env(pairs: &[String]) -> Result<Vec<(String, String)>> {
 }
 
 fn start_args(a: LaneStartArgs, remote: bool) -> Result<p::LaneStartArgs> {
-    let cli: CliKind = a
-        .cli
-        .parse()
-        .map_err(|e: String| CliError::usage(e, "see `flotilla lane doctor`"))?;
-    let permissions: Permissions = a
-        .permissions
-        .parse()
-        .map_err(|e: String| CliError::usage(e, "--permissions default|workspace|bypass"))?;
+    let cli = a.cli;
     let prompt = read_prompt(&a.prompt)?;
     if prompt.trim().is_empty() && cli != CliKind::Exec {
         return Err(CliError::usage(
@@ -129,7 +122,7 @@ fn start_args(a: LaneStartArgs, remote: bool) -> Result<p::LaneStartArgs> {
         cli,
         cwd: cwd.map(|d| d.display().to_string()),
         model: a.model,
-        permissions,
+        permissions: a.permissions,
         timeout_secs: a.timeout,
         persistent: a.persistent,
         auto_archive_secs: (!a.no_auto_archive).then_some(a.auto_archive_after),
@@ -157,12 +150,14 @@ async fn start(env: &Env, c: &mut LaneClient, a: LaneStartArgs, wait_for_it: boo
     let reply = c.call(&args).await?;
     if !wait_for_it {
         if env.json {
-            output::json(&reply);
+            output::json(&reply)?;
         } else {
-            println!(
+            outln!(
                 "started lane {} (turn {}); collect with: flotilla lane wait {}",
-                reply.lane, reply.turn, reply.lane.name
-            );
+                reply.lane,
+                reply.turn,
+                reply.lane.name
+            )?;
         }
         return Ok(OK);
     }
@@ -184,12 +179,13 @@ async fn resume(env: &Env, c: &mut LaneClient, a: LaneResumeArgs) -> Result<u8> 
         return wait(env, c, &name, None).await;
     }
     if env.json {
-        output::json(&reply);
+        output::json(&reply)?;
     } else {
-        println!(
+        outln!(
             "lane {} turn {} started; collect with: flotilla lane wait {name}",
-            reply.lane, reply.turn
-        );
+            reply.lane,
+            reply.turn
+        )?;
     }
     Ok(OK)
 }
@@ -213,10 +209,10 @@ async fn wait(
         ));
     };
     if env.json {
-        output::json(&event);
+        output::json(&event)?;
     } else {
         if let Some(text) = result.result.as_deref().filter(|t| !t.is_empty()) {
-            println!("{text}");
+            outln!("{text}")?;
         }
         eprintln!("{}", result.summary_line(event.turn));
     }
@@ -258,9 +254,9 @@ fn progress(e: &LaneEvent) {
 
 fn view(env: &Env, v: LaneView) -> Result<u8> {
     if env.json {
-        output::json(&v);
+        output::json(&v)?;
     } else {
-        println!("{}", output::lane_line(&v));
+        outln!("{}", output::lane_line(&v))?;
     }
     Ok(OK)
 }
@@ -268,19 +264,19 @@ fn view(env: &Env, v: LaneView) -> Result<u8> {
 async fn list(env: &Env, c: &mut LaneClient, all: bool) -> Result<u8> {
     let reply = c.call(&LaneListArgs { all }).await?;
     if env.json {
-        output::json(&reply);
+        output::json(&reply)?;
     } else if reply.lanes.is_empty() {
-        println!(
+        outln!(
             "no lanes{}",
             if all {
                 ""
             } else {
                 " (--all shows archived ones)"
             }
-        );
+        )?;
     } else {
         for v in &reply.lanes {
-            println!("{}", output::lane_line(v));
+            outln!("{}", output::lane_line(v))?;
         }
     }
     Ok(OK)
@@ -301,9 +297,9 @@ async fn events(env: &Env, c: &mut LaneClient, name: &PeerName, follow_on: bool)
         for e in &reply.events {
             after = e.seq;
             if env.json {
-                println!("{}", serde_json::to_string(e)?);
+                outln!("{}", serde_json::to_string(e)?)?;
             } else {
-                println!("{}", output::event_line(e));
+                outln!("{}", output::event_line(e))?;
             }
         }
         if !follow_on || (reply.idle && reply.events.is_empty()) {
@@ -315,16 +311,10 @@ async fn events(env: &Env, c: &mut LaneClient, name: &PeerName, follow_on: bool)
     }
 }
 
-async fn doctor(env: &Env, c: &mut LaneClient, cli: Option<String>) -> Result<u8> {
-    let cli = cli
-        .map(|c| {
-            c.parse::<CliKind>()
-                .map_err(|e| CliError::usage(e, "see `flotilla lane doctor`"))
-        })
-        .transpose()?;
+async fn doctor(env: &Env, c: &mut LaneClient, cli: Option<CliKind>) -> Result<u8> {
     let reply = c.call(&LaneDoctorArgs { cli }).await?;
     if env.json {
-        output::json(&reply);
+        output::json(&reply)?;
     } else {
         for c in &reply.clis {
             let headless = match c.headless {
@@ -332,16 +322,16 @@ async fn doctor(env: &Env, c: &mut LaneClient, cli: Option<String>) -> Result<u8
                 Some(false) => "headless flags missing",
                 None => "",
             };
-            println!(
+            outln!(
                 "{:<8} {:<8} {:<40} {:<24} {}",
                 c.cli.to_string(),
                 c.status,
                 c.path.as_deref().unwrap_or("-"),
                 c.version.as_deref().unwrap_or(""),
                 headless
-            );
+            )?;
             if let Some(h) = &c.hint {
-                println!("         hint: {h}");
+                outln!("         hint: {h}")?;
             }
         }
     }

@@ -6,7 +6,6 @@
 //! messages were written out, so a reader that dies in between gets them
 //! again.
 
-use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -18,7 +17,7 @@ use flotilla_host::client::{ClientError, ControlClient};
 use super::{Env, message_text};
 use crate::args::{Body, BroadcastArgs, InboxArgs, ReplyArgs, SendArgs};
 use crate::exit::{CliError, OK};
-use crate::output;
+use crate::output::{self, StdoutError, out, outln};
 
 /// How long a send keeps retrying while the daemon is unreachable.
 const RETRY_FOR: Duration = Duration::from_secs(15);
@@ -48,10 +47,10 @@ fn message_id(body: &Body) -> Result<MessageId> {
     })
 }
 
-fn print_sent(env: &Env, reply: &SendReply) {
+fn print_sent(env: &Env, reply: &SendReply) -> Result<(), StdoutError> {
     if env.json {
-        output::json(reply);
-        return;
+        output::json(reply)?;
+        return Ok(());
     }
     let to: Vec<String> = reply.recipients.iter().map(ToString::to_string).collect();
     let dup = if reply.duplicate {
@@ -60,9 +59,9 @@ fn print_sent(env: &Env, reply: &SendReply) {
         ""
     };
     if to.is_empty() {
-        println!("sent {}{dup}: nobody else is in that group yet", reply.id);
+        outln!("sent {}{dup}: nobody else is in that group yet", reply.id)?;
     } else {
-        println!("sent {} to {}{dup}", reply.id, to.join(", "));
+        outln!("sent {} to {}{dup}", reply.id, to.join(", "))?;
     }
     let waiting = reply
         .remote
@@ -75,15 +74,16 @@ fn print_sent(env: &Env, reply: &SendReply) {
         .filter(|r| r.state == DeliveryState::Queued)
         .count();
     if queued > 0 {
-        println!(
+        outln!(
             "  {queued} recipient(s) on other hosts: on the hub, delivered when their host is linked"
-        );
+        )?;
     }
     if waiting > 0 {
-        println!(
+        outln!(
             "  {waiting} recipient(s) on other hosts: kept here until the hub link is up (`flotilla outbox --as NAME`)"
-        );
+        )?;
     }
+    Ok(())
 }
 
 pub(crate) async fn send(env: &Env, args: SendArgs) -> Result<u8> {
@@ -94,7 +94,7 @@ pub(crate) async fn send(env: &Env, args: SendArgs) -> Result<u8> {
         id: Some(message_id(&args.body)?),
         body: message_text(&args.body.message)?,
     };
-    print_sent(env, &call_retrying(env, &op).await?);
+    print_sent(env, &call_retrying(env, &op).await?)?;
     Ok(OK)
 }
 
@@ -106,7 +106,7 @@ pub(crate) async fn broadcast(env: &Env, args: BroadcastArgs) -> Result<u8> {
         id: Some(message_id(&args.body)?),
         body: message_text(&args.body.message)?,
     };
-    print_sent(env, &call_retrying(env, &op).await?);
+    print_sent(env, &call_retrying(env, &op).await?)?;
     Ok(OK)
 }
 
@@ -118,22 +118,16 @@ pub(crate) async fn reply(env: &Env, args: ReplyArgs) -> Result<u8> {
         id: Some(message_id(&args.body)?),
         body: message_text(&args.body.message)?,
     };
-    print_sent(env, &call_retrying(env, &op).await?);
+    print_sent(env, &call_retrying(env, &op).await?)?;
     Ok(OK)
 }
 
 pub(crate) async fn inbox(env: &Env, args: InboxArgs) -> Result<u8> {
-    if !(0.0..=86_400.0).contains(&args.wait) {
-        return Err(CliError::usage(
-            format!("--wait {} is out of range", args.wait),
-            "use 0 to 86400 seconds",
-        ));
-    }
     let reader = PeerName::new(&args.reader.as_peer)?;
     let mut client = env.client().await?;
     let fetch = InboxFetchArgs {
         as_peer: reader.clone(),
-        wait_ms: (args.wait * 1000.0) as u64,
+        wait_ms: super::millis(args.wait),
         limit: Some(args.limit),
     };
     let reply = client.call(&fetch).await?;
@@ -145,17 +139,18 @@ pub(crate) async fn inbox(env: &Env, args: InboxArgs) -> Result<u8> {
     } else {
         output::messages(&reply.messages, reply.remaining, args.peek)
     };
-    // Only what reached stdout is acknowledged.
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| {
-            CliError::failed(
+    // Only what reached stdout is acknowledged; a closed pipe ends the
+    // command quietly, with nothing acknowledged.
+    match out!("{text}") {
+        Ok(()) => {}
+        Err(StdoutError::Failed(e)) => {
+            return Err(CliError::failed(
                 format!("cannot write the messages out ({e}); none were acknowledged"),
                 None,
-            )
-        })?;
+            ));
+        }
+        Err(closed) => return Err(closed.into()),
+    }
     if acknowledge {
         let ids = reply.messages.iter().map(|m| m.id.clone()).collect();
         let ack = InboxAckArgs {
@@ -180,9 +175,9 @@ pub(crate) async fn outbox(env: &Env, args: crate::args::OutboxCliArgs) -> Resul
     };
     let reply = env.client().await?.call(&op).await?;
     if env.json {
-        output::json(&reply);
+        output::json(&reply)?;
     } else {
-        print!("{}", output::outbox(&reply));
+        out!("{}", output::outbox(&reply))?;
     }
     Ok(OK)
 }

@@ -12,6 +12,7 @@ mod integrations;
 pub(crate) mod lane_client;
 mod lanes;
 pub(crate) mod mail;
+mod manual;
 mod peers;
 mod session;
 
@@ -39,6 +40,12 @@ impl Env {
 }
 
 pub(crate) async fn run(cli: Cli) -> Result<u8> {
+    // Rendered from the command line alone: no home needed.
+    match &cli.command {
+        Command::Completions(a) => return manual::completions(a.shell),
+        Command::Man(a) => return manual::man(a.out.as_deref(), cli.json),
+        _ => {}
+    }
     let home = Home::resolve(cli.home.as_deref())?;
     let env = Env {
         home,
@@ -82,6 +89,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
             stdin_prompt,
             argv,
         } => crate::shim::run(&dir, stdin_prompt, &argv).await,
+        Command::Completions(_) | Command::Man(_) => unreachable!("handled above"),
     }
 }
 
@@ -103,4 +111,9 @@ pub(crate) fn message_text(arg: &str) -> Result<String> {
             "send text; encode binary data (base64) first",
         )
     })
+}
+
+/// A duration as the milliseconds a request carries (saturating).
+pub(crate) fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

@@ -9,7 +9,7 @@ use flotilla_actors::protocol::{
 use super::Env;
 use crate::args::{AsPeer, PeerCommand};
 use crate::exit::OK;
-use crate::output;
+use crate::output::{self, out, outln};
 
 pub(crate) async fn peer(env: &Env, cmd: PeerCommand) -> Result<u8> {
     use flotilla_actors::lane::CliKind;
@@ -48,10 +48,10 @@ async fn mailbox(env: &Env, cmd: PeerCommand) -> Result<u8> {
             };
             let view = client.call(&args).await?;
             if env.json {
-                output::json(&view);
+                output::json(&view)?;
             } else {
                 let g: Vec<&str> = view.groups.iter().map(|g| g.as_str()).collect();
-                println!("joined as {} (groups: {})", view.id, g.join(", "));
+                outln!("joined as {} (groups: {})", view.id, g.join(", "))?;
             }
         }
         PeerCommand::Leave { name, force } => {
@@ -62,14 +62,15 @@ async fn mailbox(env: &Env, cmd: PeerCommand) -> Result<u8> {
                 })
                 .await?;
             if env.json {
-                output::json(&reply);
+                output::json(&reply)?;
             } else if reply.dropped_unread > 0 {
-                println!(
+                outln!(
                     "{} left; {} unread message(s) dropped",
-                    reply.id, reply.dropped_unread
-                );
+                    reply.id,
+                    reply.dropped_unread
+                )?;
             } else {
-                println!("{} left", reply.id);
+                outln!("{} left", reply.id)?;
             }
         }
         PeerCommand::Rename { old, new } => {
@@ -79,9 +80,9 @@ async fn mailbox(env: &Env, cmd: PeerCommand) -> Result<u8> {
             };
             let view = client.call(&args).await?;
             if env.json {
-                output::json(&view);
+                output::json(&view)?;
             } else {
-                println!("renamed {old} to {}", view.id);
+                outln!("renamed {old} to {}", view.id)?;
             }
         }
         _ => {}
@@ -98,9 +99,9 @@ pub(crate) async fn list(env: &Env, args: AsPeer) -> Result<u8> {
         })
         .await?;
     if env.json {
-        output::json(&reply);
+        output::json(&reply)?;
     } else {
-        print!("{}", output::peers(&reply.peers));
+        out!("{}", output::peers(&reply.peers))?;
     }
     Ok(OK)
 }
@@ -108,9 +109,9 @@ pub(crate) async fn list(env: &Env, args: AsPeer) -> Result<u8> {
 pub(crate) async fn roster(env: &Env, all: bool) -> Result<u8> {
     let reply = env.client().await?.call(&RosterArgs { all }).await?;
     if env.json {
-        output::json(&reply);
+        output::json(&reply)?;
     } else {
-        print!("{}", output::roster(&reply));
+        out!("{}", output::roster(&reply))?;
     }
     Ok(OK)
 }

@@ -35,6 +35,7 @@ use serde_json::json;
 use super::Env;
 use crate::args::{HookArgs, HookCommand};
 use crate::exit::OK;
+use crate::output::outln;
 
 /// Exit code that makes Claude Code wake the session with stderr.
 const REWAKE: u8 = 2;
@@ -148,12 +149,16 @@ impl Taken {
 }
 
 /// Takes the waiting messages, hands them to `deliver`, then acknowledges
-/// them.
-async fn take(env: &Env, who: &HookArgs, deliver: impl FnOnce(&[Message])) -> Result<usize> {
+/// them if it could write them out.
+async fn take(
+    env: &Env,
+    who: &HookArgs,
+    deliver: impl FnOnce(&[Message]) -> Result<()>,
+) -> Result<usize> {
     let Some(taken) = Taken::fetch(env, who, 20).await? else {
         return Ok(0);
     };
-    deliver(&taken.messages);
+    deliver(&taken.messages)?;
     taken.ack().await
 }
 
@@ -195,7 +200,7 @@ async fn wait(env: &Env, who: &HookArgs) -> Result<u8> {
             Some(false) => {}
             Some(true) => {
                 let taken = take(env, who, |m| {
-                    let _ = std::io::stderr().write_all(frame(m).as_bytes());
+                    Ok(std::io::stderr().write_all(frame(m).as_bytes())?)
                 })
                 .await;
                 if taken.is_ok_and(|n| n > 0) {
@@ -229,7 +234,7 @@ async fn drain(env: &Env, event: &str, who: &HookArgs) -> Result<u8> {
             "hookEventName": event,
             "additionalContext": frame(m),
         }});
-        println!("{out}");
+        Ok(outln!("{out}")?)
     })
     .await;
     if let Err(e) = result {
@@ -245,7 +250,7 @@ async fn stop(env: &Env, event: &str, who: &HookArgs) -> Result<u8> {
             "New messages arrived through Flotilla while you worked ({event}); read them and act on them:\n\n{}",
             frame(m)
         );
-        println!("{}", json!({"decision": "block", "reason": reason}));
+        Ok(outln!("{}", json!({"decision": "block", "reason": reason}))?)
     })
     .await;
     if let Err(e) = result {
