@@ -15,6 +15,7 @@ mod federation_rules;
 mod home_state;
 mod hub;
 mod hub_groups;
+mod hub_limits;
 mod integrations;
 mod lane_input;
 mod lane_messages;

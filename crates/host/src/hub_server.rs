@@ -23,6 +23,7 @@ use flotilla_hub::discovery::{Addresses, Advertisement};
 use flotilla_hub::enroll::{EnrollAuthority, EnrollServer};
 use flotilla_hub::group_policy::GroupPolicy;
 use flotilla_hub::groups_file::{self, GroupsFile, GroupsFileError};
+use flotilla_hub::outbound::DEFAULT_LINK_QUEUE_BYTES;
 use flotilla_hub::revocation_list;
 use flotilla_hub::setup::{self, CertPaths, Initialized, SetupError};
 use flotilla_hub::store::{HubStore, HubStoreError};
@@ -167,8 +168,14 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
     let control = control::bind(&hub_socket(home))?;
     let control_task = tokio::spawn(control::serve(control, core.clone()));
     let quic = setup::hub_server_config(&certs, revocations.clone())?;
+    let link_queue = server
+        .link_queue_bytes
+        .map_or(DEFAULT_LINK_QUEUE_BYTES, |b| {
+            usize::try_from(b).unwrap_or(usize::MAX)
+        });
     let endpoint = HubEndpoint::bind(addr, quic, HubHandshake::new(server.name.clone()))?
-        .with_core(core.clone());
+        .with_core(core.clone())
+        .with_link_queue_bytes(link_queue);
     let authority = EnrollAuthority {
         certs: certs.clone(),
         store: enroll_store,

@@ -128,6 +128,7 @@ impl HubEndpoint {
         let shared = Arc::new(Shared {
             handshake,
             max_frame: DEFAULT_MAX_FRAME,
+            link_queue_bytes: crate::outbound::DEFAULT_LINK_QUEUE_BYTES,
             events,
             core: None,
             next_link: AtomicU64::new(1),
@@ -141,6 +142,15 @@ impl HubEndpoint {
     pub fn with_core(mut self, core: CoreRef) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             shared.core = Some(core);
+        }
+        self
+    }
+
+    /// Closes a host's link when more than `bytes` wait to be sent to it
+    /// (a host that does not read).
+    pub fn with_link_queue_bytes(mut self, bytes: usize) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.link_queue_bytes = bytes;
         }
         self
     }

@@ -21,6 +21,7 @@ pub mod group_policy;
 pub mod groups_file;
 pub mod link;
 pub mod live;
+pub mod outbound;
 mod private_file;
 pub mod revocation_list;
 pub mod roster;

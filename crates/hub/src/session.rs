@@ -15,10 +15,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::HostName;
 use flotilla_actors::tls;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 
 use crate::core::{CoreMsg, CoreRef, LinkHandle};
 use crate::endpoint::LinkEvent;
+use crate::outbound::{Outbound, OutboundError, outbound};
 use crate::transport::close;
 
 /// How long a host has, once connected, to send its hello.
@@ -34,6 +35,8 @@ pub(crate) struct Shared {
     pub(crate) handshake: HubHandshake,
     /// The largest frame accepted.
     pub(crate) max_frame: usize,
+    /// The most bytes queued for one host before its link is closed.
+    pub(crate) link_queue_bytes: usize,
     /// Where link events go.
     pub(crate) events: broadcast::Sender<LinkEvent>,
     /// The owner of the roster and queues; without one, links only answer
@@ -192,9 +195,13 @@ impl Link<'_> {
             version: version.clone(),
         });
         shared.live.register(&identity, &connection);
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, writer) = outbound(
+            connection.clone(),
+            shared.link_queue_bytes,
+            shared.max_frame,
+        );
         let Control { send, mut recv } = control;
-        let writer = tokio::spawn(write_frames(send, rx, shared.max_frame));
+        let writer = tokio::spawn(writer.run(send));
         let core = shared.core.clone().zip(HostName::new(&identity).ok());
         let link_id = shared.next_link.fetch_add(1, Ordering::Relaxed);
         if let Some((core, host)) = &core {
@@ -259,7 +266,7 @@ async fn open(
 async fn read_frames(
     shared: &Shared,
     recv: &mut quinn::RecvStream,
-    tx: &mpsc::UnboundedSender<Frame>,
+    tx: &Outbound,
     core: Option<&(CoreRef, HostName)>,
     link_id: u64,
 ) -> String {
@@ -271,7 +278,9 @@ async fn read_frames(
         };
         match (frame, core) {
             (Frame::Ping { nonce }, _) => {
-                let _ = tx.send(Frame::Pong { nonce });
+                if let Err(e @ OutboundError::NotReading { .. }) = tx.send(&Frame::Pong { nonce }) {
+                    return e.to_string();
+                }
             }
             (frame, Some((core, host))) => {
                 let msg = CoreMsg::Frame {
@@ -286,22 +295,6 @@ async fn read_frames(
             (other, None) => tracing::debug!(kind = other.kind(), "no hub core; frame ignored"),
         }
     }
-}
-
-/// Writes the frames queued for the host, in order, until the queue closes
-/// or the stream fails.
-async fn write_frames(
-    mut send: quinn::SendStream,
-    mut rx: mpsc::UnboundedReceiver<Frame>,
-    max_frame: usize,
-) {
-    while let Some(frame) = rx.recv().await {
-        if let Err(e) = write_frame(&mut send, &frame, max_frame).await {
-            tracing::debug!("writing to a host failed: {e}");
-            return;
-        }
-    }
-    let _ = send.finish();
 }
 
 fn fail(shared: &Shared, remote: SocketAddr, reason: String) {

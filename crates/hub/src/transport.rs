@@ -26,6 +26,9 @@ pub mod close {
     pub const SHUTDOWN: u32 = 2;
     /// The peer broke the protocol (bad frame, no hello in time).
     pub const PROTOCOL: u32 = 3;
+    /// The host did not read what the hub sent it (its outbound queue
+    /// passed its bound).
+    pub const SLOW_READER: u32 = 4;
 }
 
 /// Why a rustls config cannot carry QUIC.

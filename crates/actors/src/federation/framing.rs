@@ -106,6 +106,15 @@ pub async fn write_message<T: Serialize, W: AsyncWrite + Unpin>(
     frame: &T,
     limit: usize,
 ) -> Result<(), FramingError> {
+    let bytes = encode_message(frame, limit)?;
+    writer.write_all(&bytes).await?;
+    writer.flush().await?;
+    Ok(())
+}
+
+/// One value as it goes on the wire (length prefix and body), refusing
+/// one over `limit` bytes.
+pub fn encode_message<T: Serialize>(frame: &T, limit: usize) -> Result<Vec<u8>, FramingError> {
     let body = codec::encode(frame)?;
     let limit = limit.min(codec::HARD_LIMIT);
     if body.len() > limit {
@@ -121,9 +130,7 @@ pub async fn write_message<T: Serialize, W: AsyncWrite + Unpin>(
     let mut bytes = Vec::with_capacity(4 + body.len());
     bytes.extend_from_slice(&size.to_be_bytes());
     bytes.extend_from_slice(&body);
-    writer.write_all(&bytes).await?;
-    writer.flush().await?;
-    Ok(())
+    Ok(bytes)
 }
 
 #[cfg(test)]

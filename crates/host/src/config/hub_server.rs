@@ -36,6 +36,10 @@ pub struct HubServerConfig {
         skip_serializing_if = "is_default_queue_max_bytes"
     )]
     pub queue_max_bytes: u64,
+    /// Most bytes waiting to be sent to one linked host; a host that does
+    /// not read past this has its link closed (default 32 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_queue_bytes: Option<u64>,
     /// Whether `hub run` advertises the hub over mDNS (name, CA
     /// fingerprint, port), so hosts find it with `--hub auto`.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
@@ -116,6 +120,7 @@ impl HubServerConfig {
             queue_ttl_secs: default_queue_ttl_secs(),
             queue_max_messages: default_queue_max_messages(),
             queue_max_bytes: default_queue_max_bytes(),
+            link_queue_bytes: None,
             advertise: true,
             enroll_listen: None,
             host_cert_days: None,

@@ -19,7 +19,6 @@ use flotilla_actors::federation::{
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::HostName;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use tokio::sync::mpsc;
 
 use crate::grants::SessionGrants;
 use crate::group_policy::GroupPolicy;
@@ -71,7 +70,7 @@ pub struct LinkHandle {
     /// Tells this link from an older one of the same host.
     pub id: u64,
     /// Frames to send to the host.
-    pub tx: mpsc::UnboundedSender<Frame>,
+    pub tx: crate::outbound::Outbound,
     /// For its round-trip time and to close it.
     pub connection: quinn::Connection,
     /// Where the host connects from.
@@ -230,8 +229,10 @@ impl Actor for HubCore {
 
 impl CoreState {
     fn send(&self, host: &HostName, frame: Frame) {
-        if let Some(link) = self.links.get(host) {
-            let _ = link.tx.send(frame);
+        if let Some(link) = self.links.get(host)
+            && let Err(e) = link.tx.send(&frame)
+        {
+            tracing::warn!(%host, kind = frame.kind(), "not sent: {e}");
         }
     }
 

@@ -1,0 +1,78 @@
+//! Issue 13, point 4: what an enrolled host can make the hub hold for it
+//! is bounded. A host that sends pings and never reads its pongs made the
+//! hub's queue for it grow without end (15 → 107 MB); now the hub closes
+//! its link once the bytes waiting for it pass `link_queue_bytes`, and
+//! honest hosts keep their links.
+
+use std::time::{Duration, Instant};
+
+use flotilla_actors::federation::{Frame, Hello};
+use flotilla_tests::federation::{host_home, hub_home, link, run_hub, wait_link};
+
+use flotilla_actors::names::HostName;
+use flotilla_hub::setup::{CertPaths, host_client_config};
+use flotilla_hub::{ConnectOptions, HubSession};
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// `liar`'s session, whose QUIC receive windows hold only a few frames,
+/// so what it does not read soon waits at the hub.
+async fn reluctant_session(home: &flotilla_tests::TestHome, addr: &str) -> HubSession {
+    let certs = CertPaths::new(home.path().join("certs"));
+    let mut config = host_client_config(&certs).expect("client config");
+    let mut transport = quinn::TransportConfig::default();
+    transport.stream_receive_window(quinn::VarInt::from_u32(1024));
+    transport.receive_window(quinn::VarInt::from_u32(4096));
+    config.transport_config(std::sync::Arc::new(transport));
+    let endpoint =
+        quinn::Endpoint::client((std::net::Ipv4Addr::LOCALHOST, 0).into()).expect("endpoint");
+    let options = ConnectOptions::new(addr.parse().expect("addr"), "hub.test", config);
+    let hello = Hello::new(HostName::new("liar").expect("host"));
+    flotilla_hub::connect(&endpoint, &options, hello)
+        .await
+        .expect("the liar's certificate is valid")
+}
+
+#[test]
+fn a_host_that_does_not_read_loses_its_link_not_the_hubs_memory() {
+    let (hub, addr) = hub_home();
+    let config = std::fs::read_to_string(hub.path().join("config.toml")).expect("config");
+    let config = config.replace("[hub_server]\n", "[hub_server]\nlink_queue_bytes = 65536\n");
+    assert!(config.contains("link_queue_bytes"), "{config}");
+    hub.write_config(&config);
+    let _server = run_hub(&hub);
+    let mut honest = host_home(&hub, "honest", &addr);
+    honest.spawn_daemon("honest");
+    wait_link(&honest, "honest's link", |l| l["state"] == "connected");
+
+    let liar = host_home(&hub, "liar", &addr);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (sent, closed) = runtime.block_on(async {
+        let mut session = reluctant_session(&liar, &addr).await;
+        let deadline = Instant::now() + PATIENCE;
+        let mut sent = 0u64;
+        // Never reads: every pong stays with the hub once QUIC's window
+        // is full. Bounded in count and time.
+        while sent < 5_000_000 && Instant::now() < deadline {
+            if session.send(&Frame::Ping { nonce: sent }).await.is_err() {
+                return (sent, true);
+            }
+            sent += 1;
+        }
+        (sent, false)
+    });
+    assert!(
+        closed,
+        "the hub kept a link that does not read after {sent} pings"
+    );
+    let log = std::fs::read_to_string(hub.path().join("logs/hub.log")).unwrap_or_default();
+    assert!(log.contains("does not read"), "the reason in the hub's log");
+    assert_eq!(
+        link(&honest)["state"],
+        "connected",
+        "honest hosts keep their links"
+    );
+}
