@@ -1,19 +1,51 @@
-//! Issue 13, point 4: what an enrolled host can make the hub hold for it
-//! is bounded. A host that sends pings and never reads its pongs made the
-//! hub's queue for it grow without end (15 → 107 MB); now the hub closes
-//! its link once the bytes waiting for it pass `link_queue_bytes`, and
-//! honest hosts keep their links.
+//! Issue 13, point 4: what an enrolled host can make the hub hold or do
+//! for it is bounded. A host that sends pings and never reads its pongs
+//! made the hub's queue for it grow without end (15 → 107 MB); now the hub
+//! closes its link once the bytes waiting for it pass `link_queue_bytes`.
+//! A host that sends more frames than its budget is slowed, then cut, and
+//! the operator sees both in `hub roster`. Honest hosts keep their links.
 
 use std::time::{Duration, Instant};
 
 use flotilla_actors::federation::{Frame, Hello};
 use flotilla_tests::federation::{host_home, hub_home, link, run_hub, wait_link};
+use flotilla_tests::wait_until;
+
+use crate::federation_rules::liar_session;
 
 use flotilla_actors::names::HostName;
 use flotilla_hub::setup::{CertPaths, host_client_config};
 use flotilla_hub::{ConnectOptions, HubSession};
 
 const PATIENCE: Duration = Duration::from_secs(60);
+
+/// A hub whose `[hub_server]` also has `extra`, running; its address.
+fn hub_with(
+    extra: &str,
+) -> (
+    flotilla_tests::TestHome,
+    String,
+    flotilla_tests::federation::Running,
+) {
+    let (hub, addr) = hub_home();
+    let config = std::fs::read_to_string(hub.path().join("config.toml")).expect("config");
+    let config = config.replace("[hub_server]\n", &format!("[hub_server]\n{extra}"));
+    assert!(config.contains(extra), "{config}");
+    hub.write_config(&config);
+    let server = run_hub(&hub);
+    (hub, addr, server)
+}
+
+fn budget_of(hub: &flotilla_tests::TestHome, host: &str) -> serde_json::Value {
+    let roster = hub.json(&["hub", "roster"]);
+    roster["hosts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|h| h["host"] == host)
+        .map(|h| h["budget"].clone())
+        .unwrap_or_default()
+}
 
 /// `liar`'s session, whose QUIC receive windows hold only a few frames,
 /// so what it does not read soon waits at the hub.
@@ -70,6 +102,52 @@ fn a_host_that_does_not_read_loses_its_link_not_the_hubs_memory() {
     );
     let log = std::fs::read_to_string(hub.path().join("logs/hub.log")).unwrap_or_default();
     assert!(log.contains("does not read"), "the reason in the hub's log");
+    assert_eq!(
+        link(&honest)["state"],
+        "connected",
+        "honest hosts keep their links"
+    );
+}
+
+#[test]
+fn a_host_over_its_budget_is_slowed_then_cut_and_the_operator_sees_why() {
+    let extra = "host_frames_per_sec = 200\nhost_budget_cut_secs = 4\n";
+    let (hub, addr, _server) = hub_with(extra);
+    let mut honest = host_home(&hub, "honest", &addr);
+    honest.spawn_daemon("honest");
+    wait_link(&honest, "honest's link", |l| l["state"] == "connected");
+    let liar = host_home(&hub, "liar", &addr);
+    let flood = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let mut session = liar_session(&liar, "liar", &addr).await;
+            let deadline = Instant::now() + PATIENCE;
+            let mut sent = 0u64;
+            while sent < 5_000_000 && Instant::now() < deadline {
+                if session.send(&Frame::Ping { nonce: sent }).await.is_err() {
+                    return true;
+                }
+                sent += 1;
+            }
+            false
+        })
+    });
+    wait_until("the liar slowed, in hub roster", PATIENCE, || {
+        budget_of(&hub, "liar")["state"] == "slowed"
+    });
+    assert!(
+        flood.join().expect("flood"),
+        "the hub cut the flooding host"
+    );
+    let budget = budget_of(&hub, "liar");
+    assert_eq!(budget["state"], "cut", "{budget}");
+    let reason = budget["last_cut"]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("200 frames/s"), "{budget}");
+    assert!(budget["slowed_ms"].as_u64().unwrap_or(0) > 0, "{budget}");
+    assert_eq!(budget_of(&hub, "honest")["state"], "ok");
     assert_eq!(
         link(&honest)["state"],
         "connected",

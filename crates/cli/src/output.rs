@@ -368,6 +368,12 @@ pub(crate) fn hub_roster(r: &flotilla_hub::view::HubRosterReply) -> String {
         for r in &h.refused {
             let _ = writeln!(out, "    refused {} in {}: {}", r.peer, r.group, r.reason);
         }
+        if h.budget.state == "slowed" {
+            let _ = writeln!(out, "    slowed: over its budget now");
+        }
+        if let Some(cut) = &h.budget.last_cut {
+            let _ = writeln!(out, "    cut at {}: {}", cut.at, cut.reason);
+        }
     }
     out
 }

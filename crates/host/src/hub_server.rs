@@ -175,7 +175,8 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
         });
     let endpoint = HubEndpoint::bind(addr, quic, HubHandshake::new(server.name.clone()))?
         .with_core(core.clone())
-        .with_link_queue_bytes(link_queue);
+        .with_link_queue_bytes(link_queue)
+        .with_budget(server.host_budget());
     let authority = EnrollAuthority {
         certs: certs.clone(),
         store: enroll_store,

@@ -129,6 +129,7 @@ impl HubEndpoint {
             handshake,
             max_frame: DEFAULT_MAX_FRAME,
             link_queue_bytes: crate::outbound::DEFAULT_LINK_QUEUE_BYTES,
+            budget: crate::budget::BudgetLimits::default(),
             events,
             core: None,
             next_link: AtomicU64::new(1),
@@ -151,6 +152,14 @@ impl HubEndpoint {
     pub fn with_link_queue_bytes(mut self, bytes: usize) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             shared.link_queue_bytes = bytes;
+        }
+        self
+    }
+
+    /// What one host may send before it is slowed, then cut.
+    pub fn with_budget(mut self, budget: crate::budget::BudgetLimits) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.budget = budget;
         }
         self
     }

@@ -10,6 +10,7 @@
 //! crate only drives them.
 
 pub mod attempts;
+pub mod budget;
 pub mod control;
 pub mod core;
 pub mod discovery;

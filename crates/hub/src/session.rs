@@ -7,9 +7,11 @@
 //! decisions are `HubHandshake`'s.
 
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use flotilla_actors::federation::{Frame, HubHandshake, Refusal, read_frame, write_frame};
+use flotilla_actors::federation::{
+    Frame, HubHandshake, Refusal, read_frame, read_sized, write_frame,
+};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use flotilla_actors::model::Timestamp;
@@ -17,6 +19,7 @@ use flotilla_actors::names::HostName;
 use flotilla_actors::tls;
 use tokio::sync::broadcast;
 
+use crate::budget::{BudgetEvent, BudgetLimits, Charge, LinkBudget};
 use crate::core::{CoreMsg, CoreRef, LinkHandle};
 use crate::endpoint::LinkEvent;
 use crate::outbound::{Outbound, OutboundError, outbound};
@@ -37,6 +40,8 @@ pub(crate) struct Shared {
     pub(crate) max_frame: usize,
     /// The most bytes queued for one host before its link is closed.
     pub(crate) link_queue_bytes: usize,
+    /// What one host may send.
+    pub(crate) budget: BudgetLimits,
     /// Where link events go.
     pub(crate) events: broadcast::Sender<LinkEvent>,
     /// The owner of the roster and queues; without one, links only answer
@@ -218,7 +223,14 @@ impl Link<'_> {
                 link,
             });
         }
-        let reason = read_frames(shared, &mut recv, &tx, core.as_ref(), link_id).await;
+        let link = LinkReader {
+            shared,
+            connection: &connection,
+            tx: &tx,
+            core: core.as_ref(),
+            link_id,
+        };
+        let reason = link.read_frames(&mut recv).await;
         if let Some((core, host)) = &core {
             let _ = core.send_message(CoreMsg::LinkDown {
                 host: host.clone(),
@@ -260,39 +272,115 @@ async fn open(
     }
 }
 
-/// Reads the host's frames until it finishes its stream or the link
-/// fails: answers pings itself and hands everything else to the core.
-/// Returns why the link ended.
-async fn read_frames(
-    shared: &Shared,
-    recv: &mut quinn::RecvStream,
-    tx: &Outbound,
-    core: Option<&(CoreRef, HostName)>,
+/// What reading one link's frames needs.
+struct LinkReader<'a> {
+    shared: &'a Shared,
+    connection: &'a quinn::Connection,
+    tx: &'a Outbound,
+    core: Option<&'a (CoreRef, HostName)>,
     link_id: u64,
-) -> String {
-    loop {
-        let frame = match read_frame(recv, shared.max_frame).await {
-            Ok(Some(frame)) => frame,
-            Ok(None) => return "the host ended the link".to_owned(),
-            Err(e) => return e.to_string(),
-        };
-        match (frame, core) {
-            (Frame::Ping { nonce }, _) => {
-                if let Err(e @ OutboundError::NotReading { .. }) = tx.send(&Frame::Pong { nonce }) {
-                    return e.to_string();
+}
+
+impl LinkReader<'_> {
+    /// Reads the host's frames until it finishes its stream or the link
+    /// fails: charges each to the host's budget, answers pings itself and
+    /// hands everything else to the core. Returns why the link ended.
+    async fn read_frames(&self, recv: &mut quinn::RecvStream) -> String {
+        let mut budget = BudgetPace::new(self.shared.budget);
+        loop {
+            let (frame, size) = match read_sized(recv, self.shared.max_frame).await {
+                Ok(Some(read)) => read,
+                Ok(None) => return "the host ended the link".to_owned(),
+                Err(e) => return e.to_string(),
+            };
+            if let Some(reason) = budget.pace(size, |e| self.report(e)).await {
+                self.connection
+                    .close(close::OVER_BUDGET.into(), reason.as_bytes());
+                return reason;
+            }
+            match (frame, self.core) {
+                (Frame::Ping { nonce }, _) => {
+                    if let Err(e @ OutboundError::NotReading { .. }) =
+                        self.tx.send(&Frame::Pong { nonce })
+                    {
+                        return e.to_string();
+                    }
+                }
+                (frame, Some((core, host))) => {
+                    let msg = CoreMsg::Frame {
+                        host: host.clone(),
+                        link_id: self.link_id,
+                        frame,
+                    };
+                    if core.send_message(msg).is_err() {
+                        return "the hub is stopping".to_owned();
+                    }
+                }
+                (other, None) => {
+                    tracing::debug!(kind = other.kind(), "no hub core; frame ignored")
                 }
             }
-            (frame, Some((core, host))) => {
-                let msg = CoreMsg::Frame {
-                    host: host.clone(),
-                    link_id,
-                    frame,
-                };
-                if core.send_message(msg).is_err() {
-                    return "the hub is stopping".to_owned();
+        }
+    }
+
+    fn report(&self, event: BudgetEvent) {
+        if let BudgetEvent::Cut(reason) = &event {
+            tracing::warn!(link = self.link_id, "host cut: {reason}");
+        }
+        if let Some((core, host)) = self.core {
+            let _ = core.send_message(CoreMsg::Budget {
+                host: host.clone(),
+                event,
+            });
+        }
+    }
+}
+
+/// A link's budget applied: waits out what is over it and reports the
+/// changes (slowed at most once a second).
+struct BudgetPace {
+    budget: LinkBudget,
+    slowed: Duration,
+    reported: Instant,
+    is_slow: bool,
+}
+
+impl BudgetPace {
+    fn new(limits: BudgetLimits) -> Self {
+        Self {
+            budget: LinkBudget::new(limits, Instant::now()),
+            slowed: Duration::ZERO,
+            reported: Instant::now(),
+            is_slow: false,
+        }
+    }
+
+    /// Charges a frame of `size` bytes; the reason when the host is cut.
+    async fn pace(&mut self, size: usize, report: impl Fn(BudgetEvent)) -> Option<String> {
+        match self.budget.charge(Instant::now(), size) {
+            Charge::Within => {
+                if self.is_slow {
+                    report(BudgetEvent::Slowed(std::mem::take(&mut self.slowed)));
+                    report(BudgetEvent::Within);
+                    self.is_slow = false;
                 }
+                None
             }
-            (other, None) => tracing::debug!(kind = other.kind(), "no hub core; frame ignored"),
+            Charge::Slow(wait) => {
+                tokio::time::sleep(wait).await;
+                self.slowed += wait;
+                self.is_slow = true;
+                if self.reported.elapsed() >= Duration::from_secs(1) {
+                    report(BudgetEvent::Slowed(std::mem::take(&mut self.slowed)));
+                    self.reported = Instant::now();
+                }
+                None
+            }
+            Charge::Cut(reason) => {
+                report(BudgetEvent::Slowed(std::mem::take(&mut self.slowed)));
+                report(BudgetEvent::Cut(reason.clone()));
+                Some(reason)
+            }
         }
     }
 }

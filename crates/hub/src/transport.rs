@@ -29,6 +29,8 @@ pub mod close {
     /// The host did not read what the hub sent it (its outbound queue
     /// passed its bound).
     pub const SLOW_READER: u32 = 4;
+    /// The host stayed over its frame or byte budget.
+    pub const OVER_BUDGET: u32 = 5;
 }
 
 /// Why a rustls config cannot carry QUIC.

@@ -12,6 +12,7 @@ use flotilla_actors::model::{PeerKind, PeerRecord, Timestamp};
 use flotilla_actors::names::{GroupName, HostName, PeerId};
 use serde::{Deserialize, Serialize};
 
+use crate::budget::{BudgetBook, BudgetView};
 use crate::core::LinkHandle;
 use crate::roster::HubRoster;
 use crate::store::Depth;
@@ -57,6 +58,10 @@ pub struct HubHostView {
     /// to schema v1; absent from older hubs).
     #[serde(default)]
     pub refused: Vec<RefusedView>,
+    /// What it may send, and whether it was slowed or cut for sending more
+    /// (added to schema v1; absent from older hubs).
+    #[serde(default)]
+    pub budget: BudgetView,
 }
 
 /// A membership the operator's group list refused.
@@ -107,6 +112,7 @@ pub(crate) fn roster(
     roster: &HubRoster,
     links: &HashMap<HostName, LinkHandle>,
     depths: &HashMap<HostName, Depth>,
+    budgets: &BudgetBook,
 ) -> HubRosterReply {
     let hosts = roster
         .hosts()
@@ -147,6 +153,7 @@ pub(crate) fn roster(
                     bytes: depth.bytes,
                 },
                 refused,
+                budget: budgets.view(name),
             }
         })
         .collect();

@@ -65,6 +65,15 @@ pub async fn read_message<T: DeserializeOwned, R: AsyncRead + Unpin>(
     reader: &mut R,
     limit: usize,
 ) -> Result<Option<T>, FramingError> {
+    Ok(read_sized(reader, limit).await?.map(|(value, _)| value))
+}
+
+/// Like [`read_message`], with the value's size on the wire (header and
+/// body), for budgets.
+pub async fn read_sized<T: DeserializeOwned, R: AsyncRead + Unpin>(
+    reader: &mut R,
+    limit: usize,
+) -> Result<Option<(T, usize)>, FramingError> {
     let mut header = [0u8; 4];
     let first = reader.read(&mut header).await?;
     if first == 0 {
@@ -87,7 +96,7 @@ pub async fn read_message<T: DeserializeOwned, R: AsyncRead + Unpin>(
         .read_exact(&mut body)
         .await
         .map_err(eof_is_truncation)?;
-    Ok(Some(codec::decode(&body, limit)?))
+    Ok(Some((codec::decode(&body, limit)?, 4 + body.len())))
 }
 
 /// Writes one frame, refusing one over `limit` bytes (the peer would refuse

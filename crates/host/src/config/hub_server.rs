@@ -40,6 +40,17 @@ pub struct HubServerConfig {
     /// not read past this has its link closed (default 32 MiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_queue_bytes: Option<u64>,
+    /// Frames per second one host may send, sustained (default 50,000);
+    /// over it the host is slowed, and cut after `host_budget_cut_secs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_frames_per_sec: Option<u64>,
+    /// Bytes per second one host may send, sustained (default 256 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_bytes_per_sec: Option<u64>,
+    /// How long a host may stay over its budget before its link is closed
+    /// (default 30 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_budget_cut_secs: Option<u64>,
     /// Whether `hub run` advertises the hub over mDNS (name, CA
     /// fingerprint, port), so hosts find it with `--hub auto`.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
@@ -54,6 +65,21 @@ pub struct HubServerConfig {
 }
 
 impl HubServerConfig {
+    /// What one host may send (the defaults where a key is absent).
+    pub fn host_budget(&self) -> flotilla_hub::budget::BudgetLimits {
+        let mut limits = flotilla_hub::budget::BudgetLimits::default();
+        if let Some(n) = self.host_frames_per_sec {
+            limits.frames_per_sec = n.max(1) as f64;
+        }
+        if let Some(n) = self.host_bytes_per_sec {
+            limits.bytes_per_sec = n.max(1) as f64;
+        }
+        if let Some(n) = self.host_budget_cut_secs {
+            limits.cut_after = Duration::from_secs(n);
+        }
+        limits
+    }
+
     /// The main listen address.
     pub fn listen_addr(&self) -> Result<std::net::SocketAddr, String> {
         self.listen
@@ -121,6 +147,9 @@ impl HubServerConfig {
             queue_max_messages: default_queue_max_messages(),
             queue_max_bytes: default_queue_max_bytes(),
             link_queue_bytes: None,
+            host_frames_per_sec: None,
+            host_bytes_per_sec: None,
+            host_budget_cut_secs: None,
             advertise: true,
             enroll_listen: None,
             host_cert_days: None,

@@ -98,6 +98,13 @@ pub enum CoreMsg {
         /// Which link.
         link_id: u64,
     },
+    /// A change of a host's budget state, from its link.
+    Budget {
+        /// The host.
+        host: HostName,
+        /// What changed.
+        event: crate::budget::BudgetEvent,
+    },
     /// A frame from a host.
     Frame {
         /// The host (from its certificate).
@@ -151,6 +158,8 @@ pub struct CoreState {
     /// Lane calls relayed and not yet answered: (target, asking host, call)
     /// to the private-group grant the call made, taken back if it fails.
     calls: HashMap<(HostName, HostName, u64), Option<Grant>>,
+    /// Each host's budget state, for the operator.
+    budgets: crate::budget::BudgetBook,
 }
 
 impl Actor for HubCore {
@@ -180,6 +189,7 @@ impl Actor for HubCore {
             depths,
             pushed: HashMap::new(),
             calls: HashMap::new(),
+            budgets: Default::default(),
         })
     }
 
@@ -203,6 +213,7 @@ impl Actor for HubCore {
                 link,
             } => state.link_up(host, version, link),
             CoreMsg::LinkDown { host, link_id } => state.link_down(&host, link_id),
+            CoreMsg::Budget { host, event } => state.budgets.record(&host, event),
             CoreMsg::Frame {
                 host,
                 link_id,
@@ -218,6 +229,7 @@ impl Actor for HubCore {
                     &state.roster,
                     &state.links,
                     &state.depths,
+                    &state.budgets,
                 ));
             }
             CoreMsg::SetPolicy(policy) => state.set_policy(policy),
@@ -242,6 +254,7 @@ impl CoreState {
                 .close(close::NORMAL.into(), b"replaced by a newer link");
         }
         self.pushed.insert(host.clone(), (0, 0));
+        self.budgets.link_up(&host);
         let change = self
             .roster
             .set_online(&host, true, Some(version), Timestamp::now());
