@@ -154,3 +154,48 @@ fn a_host_over_its_budget_is_slowed_then_cut_and_the_operator_sees_why() {
         "honest hosts keep their links"
     );
 }
+
+/// Failed handshakes on the main port (here: a host of another CA, forty
+/// times) are logged at most five times per address and minute, then once
+/// more with a note that the rest are not.
+#[test]
+fn a_flood_of_failed_handshakes_does_not_grow_the_hubs_log() {
+    let (hub, addr) = hub_home();
+    let _server = run_hub(&hub);
+    let (other_ca, other_addr) = hub_home();
+    let stranger = host_home(&other_ca, "stranger", &other_addr);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let certs = CertPaths::new(stranger.path().join("certs"));
+        let endpoint =
+            quinn::Endpoint::client((std::net::Ipv4Addr::LOCALHOST, 0).into()).expect("endpoint");
+        for _ in 0..40 {
+            let config = host_client_config(&certs).expect("client config");
+            let options = ConnectOptions::new(addr.parse().expect("addr"), "hub.test", config);
+            let hello = Hello::new(HostName::new("stranger").expect("host"));
+            let linked =
+                tokio::time::timeout(PATIENCE, flotilla_hub::connect(&endpoint, &options, hello))
+                    .await
+                    .expect("an answer");
+            assert!(linked.is_err(), "another CA's host is refused");
+        }
+    });
+    let failures = || {
+        std::fs::read_to_string(hub.path().join("logs/hub.log"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("hub link failed"))
+            .count()
+    };
+    wait_until("the failures logged", PATIENCE, || failures() >= 5);
+    let logged = failures();
+    assert!(logged <= 6, "{logged} failures logged for one address (five and the note)");
+    let log = std::fs::read_to_string(hub.path().join("logs/hub.log")).unwrap_or_default();
+    assert!(
+        log.contains("are not logged"),
+        "the note that the rest are not"
+    );
+}

@@ -130,6 +130,10 @@ impl HubEndpoint {
             max_frame: DEFAULT_MAX_FRAME,
             link_queue_bytes: crate::outbound::DEFAULT_LINK_QUEUE_BYTES,
             budget: crate::budget::BudgetLimits::default(),
+            failures: std::sync::Mutex::new(crate::attempts::AttemptLimiter::new(
+                crate::session::FAILURES_LOGGED,
+                Duration::from_secs(60),
+            )),
             events,
             core: None,
             next_link: AtomicU64::new(1),

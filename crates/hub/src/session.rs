@@ -19,11 +19,15 @@ use flotilla_actors::names::HostName;
 use flotilla_actors::tls;
 use tokio::sync::broadcast;
 
+use crate::attempts::{Attempt, AttemptLimiter};
 use crate::budget::{BudgetEvent, BudgetLimits, Charge, LinkBudget};
 use crate::core::{CoreMsg, CoreRef, LinkHandle};
 use crate::endpoint::LinkEvent;
 use crate::outbound::{Outbound, OutboundError, outbound};
 use crate::transport::close;
+
+/// Failed links logged per source address and minute.
+pub(crate) const FAILURES_LOGGED: u32 = 5;
 
 /// How long a host has, once connected, to send its hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -42,6 +46,8 @@ pub(crate) struct Shared {
     pub(crate) link_queue_bytes: usize,
     /// What one host may send.
     pub(crate) budget: BudgetLimits,
+    /// Failed links logged per source address and minute.
+    pub(crate) failures: std::sync::Mutex<AttemptLimiter>,
     /// Where link events go.
     pub(crate) events: broadcast::Sender<LinkEvent>,
     /// The owner of the roster and queues; without one, links only answer
@@ -385,8 +391,24 @@ impl BudgetPace {
     }
 }
 
+/// Reports a link that failed before or while it was set up. The log says
+/// so at most [`FAILURES_LOGGED`] times per source address and minute (a
+/// flood of bad handshakes must not grow the log); the event always goes
+/// out.
 fn fail(shared: &Shared, remote: SocketAddr, reason: String) {
-    tracing::warn!(%remote, "hub link failed: {reason}");
+    let verdict = shared
+        .failures
+        .lock()
+        .map(|mut l| l.attempt(remote.ip(), Instant::now()))
+        .unwrap_or(Attempt::Admitted);
+    match verdict {
+        Attempt::Admitted => tracing::warn!(%remote, "hub link failed: {reason}"),
+        Attempt::FirstRefused => tracing::warn!(
+            %remote,
+            "hub link failed: {reason} (more failures from this address this minute are not logged)"
+        ),
+        Attempt::Refused => tracing::debug!(%remote, "hub link failed: {reason}"),
+    }
     shared.emit(LinkEvent::Failed { remote, reason });
 }
 
