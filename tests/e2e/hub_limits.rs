@@ -192,7 +192,10 @@ fn a_flood_of_failed_handshakes_does_not_grow_the_hubs_log() {
     };
     wait_until("the failures logged", PATIENCE, || failures() >= 5);
     let logged = failures();
-    assert!(logged <= 6, "{logged} failures logged for one address (five and the note)");
+    assert!(
+        logged <= 6,
+        "{logged} failures logged for one address (five and the note)"
+    );
     let log = std::fs::read_to_string(hub.path().join("logs/hub.log")).unwrap_or_default();
     assert!(
         log.contains("are not logged"),

@@ -9,6 +9,11 @@
 //! child subreaper it also ends, when the CLI exits, every descendant left
 //! behind, even one that escaped the group with `setsid`
 //! ([`crate::shim_reaper`]).
+//!
+//! Started `--gated`, it runs nothing before the daemon's go (`g` on its
+//! stdin), which the daemon writes only once the shim's pid is on disk: a
+//! daemon that crashes at a turn's start leaves no command running that a
+//! restarted daemon would not know of.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
@@ -26,6 +31,22 @@ fn private_file(path: &Path) -> Result<File> {
         .mode(0o600)
         .open(path)
         .with_context(|| format!("cannot open {}", path.display()))
+}
+
+/// Waits for the daemon's go (`g` on stdin): true once given, false at end
+/// of input without it (the daemon stopped before it recorded this shim,
+/// so nothing may run: a restarted daemon would not know of it).
+pub(crate) async fn go_given() -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut byte = [0u8; 1];
+    let mut stdin = tokio::io::stdin();
+    loop {
+        match stdin.read(&mut byte).await {
+            Ok(0) | Err(_) => return false,
+            Ok(_) if byte[0] == b'g' => return true,
+            Ok(_) => {}
+        }
+    }
 }
 
 pub(crate) async fn run(dir: &Path, stdin_prompt: bool, argv: &[String]) -> Result<u8> {

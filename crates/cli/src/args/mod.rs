@@ -124,6 +124,11 @@ pub(crate) enum Command {
         /// Feed DIR/prompt to the command's stdin.
         #[arg(long)]
         stdin_prompt: bool,
+        /// Run the command only after reading `g` on stdin (the daemon
+        /// writes it once the shim's pid is on disk); at end of input
+        /// without it, exit without running anything.
+        #[arg(long)]
+        gated: bool,
         /// The command.
         #[arg(last = true, required = true)]
         argv: Vec<String>,

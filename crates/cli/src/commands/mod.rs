@@ -87,8 +87,14 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::LaneShim {
             dir,
             stdin_prompt,
+            gated,
             argv,
-        } => crate::shim::run(&dir, stdin_prompt, &argv).await,
+        } => {
+            if gated && !crate::shim::go_given().await {
+                return Ok(crate::exit::OK);
+            }
+            crate::shim::run(&dir, stdin_prompt, &argv).await
+        }
         Command::Completions(_) | Command::Man(_) => unreachable!("handled above"),
     }
 }

@@ -40,6 +40,8 @@ pub enum ConnectorMsg {
     Interrupt(Duration),
     /// Escalate an interrupt.
     Escalate(Signal, Duration),
+    /// The shim's pid is on disk: let it run the command.
+    Go,
 }
 
 /// A handle on a connector.
@@ -105,6 +107,8 @@ pub struct ConnectorState {
     cpu: Option<u64>,
     polls: u64,
     done: bool,
+    /// The shim's stdin until its go is given (spawned shims only).
+    go: Option<tokio::process::ChildStdin>,
 }
 
 impl Actor for Connector {
@@ -117,6 +121,7 @@ impl Actor for Connector {
         myself: ConnectorRef,
         args: ConnectorArgs,
     ) -> Result<ConnectorState, ActorProcessingErr> {
+        let mut go = None;
         let (child, pid, replay_until) = match args.launch {
             Launch::Spawn {
                 plan,
@@ -126,6 +131,7 @@ impl Actor for Connector {
             } => {
                 let mut child = spawn_shim(&args.files, &plan, &cwd, &env, &env_remove)?;
                 let pid = child.id().ok_or("the lane shim exited at once")?;
+                go = child.stdin.take();
                 // Wake the connector the moment the shim exits, rather than
                 // at its next poll.
                 let gone = Arc::new(AtomicBool::new(false));
@@ -157,6 +163,7 @@ impl Actor for Connector {
             cpu: None,
             polls: 0,
             done: false,
+            go,
         })
     }
 
@@ -177,6 +184,14 @@ impl Actor for Connector {
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             ConnectorMsg::Poll => state.poll(&myself)?,
+            ConnectorMsg::Go => {
+                if let Some(mut go) = state.go.take() {
+                    use tokio::io::AsyncWriteExt;
+                    if let Err(e) = go.write_all(b"g").await {
+                        tracing::warn!(pid = state.pid, "the go to the lane shim failed: {e}");
+                    }
+                }
+            }
             ConnectorMsg::Interrupt(grace) => {
                 signal_group(state.pid, Signal::INT);
                 myself.send_after(grace, move || ConnectorMsg::Escalate(Signal::TERM, grace));
@@ -232,7 +247,10 @@ fn spawn_shim(
     for name in env_remove {
         cmd.env_remove(name);
     }
-    cmd.arg("lane-shim").arg("--dir").arg(&files.dir);
+    cmd.arg("lane-shim")
+        .arg("--gated")
+        .arg("--dir")
+        .arg(&files.dir);
     if plan.stdin_prompt {
         cmd.arg("--stdin-prompt");
     }
@@ -241,7 +259,7 @@ fn spawn_shim(
         .env("PWD", cwd)
         .envs(plan.env.iter().map(|(k, v)| (k, v)))
         .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0)

@@ -361,6 +361,10 @@ impl LaneState {
             t.pid_start = start;
         }
         self.save().await;
+        // On disk: the shim may run the command now.
+        if let Some(c) = &self.connector {
+            let _ = c.cast(ConnectorMsg::Go);
+        }
         let turn = self.current_turn();
         self.log(
             turn,
