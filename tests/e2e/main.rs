@@ -4,6 +4,7 @@
 
 mod agents;
 mod bench_federation;
+mod chaos;
 mod command_line;
 mod control_limits;
 mod crash;
