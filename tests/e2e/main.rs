@@ -23,6 +23,7 @@ mod lane_messages;
 mod lane_reaping;
 mod lane_recovery;
 mod lanes;
+mod logs;
 mod messaging;
 mod model_server;
 mod netns_link;

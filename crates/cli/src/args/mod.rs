@@ -92,6 +92,12 @@ pub(crate) enum Command {
     Discover(DiscoverArgs),
     /// Check directories, permissions, the daemon and its store.
     Doctor,
+    /// Print the daemon's log (or the hub's), the last lines or following it.
+    #[command(after_help = "Examples:
+  flotilla logs            # the last 200 lines of logs/daemon.log
+  flotilla logs -f         # and what comes after, until Ctrl-C
+  flotilla logs --hub -n 50")]
+    Logs(LogsArgs),
     /// Measure Flotilla on this machine.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -254,6 +260,19 @@ pub(crate) struct HookArgs {
     /// as the session's thread, for the relay (Codex).
     #[arg(long)]
     pub(crate) record_thread: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LogsArgs {
+    /// The hub's log (`logs/hub.log`) instead of the daemon's.
+    #[arg(long)]
+    pub(crate) hub: bool,
+    /// How many of the last lines to print (0: all).
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 200)]
+    pub(crate) lines: usize,
+    /// Keep printing what is written after, until interrupted.
+    #[arg(short, long)]
+    pub(crate) follow: bool,
 }
 
 #[derive(Debug, Args)]

@@ -11,6 +11,7 @@ mod hub;
 mod integrations;
 pub(crate) mod lane_client;
 mod lanes;
+mod logs;
 pub(crate) mod mail;
 mod manual;
 mod peers;
@@ -79,6 +80,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Certs(CertsCommand::Show) => certs::show(&env),
         Command::Discover(a) => discover::run(&env, a).await,
         Command::Doctor => doctor::run(&env).await,
+        Command::Logs(a) => logs::run(&env, a).await,
         Command::Lane(c) => lanes::run(&env, *c).await,
         Command::Bench(c) => crate::bench::run(&env, c).await,
         Command::Mcp(a) => crate::mcp::run(env, a).await,
