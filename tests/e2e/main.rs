@@ -11,6 +11,7 @@ mod daemon;
 mod discovery;
 mod enroll;
 mod federation;
+mod federation_message_path;
 mod federation_rules;
 mod home_state;
 mod hub;

@@ -1,7 +1,7 @@
 //! Messages that cross hosts, in the host's store: what each sender sent
-//! and what became of it at every recipient (the outbox), the queue of
-//! messages still to hand to the hub, and the acceptance of messages the
-//! hub delivers from other hosts.
+//! and what became of it at every recipient (the outbox), and the queue of
+//! messages still to hand to the hub. (Messages the hub delivers from
+//! other hosts are accepted in `received`.)
 //!
 //! Owns the tables `outbox`, `outgoing` and `sent_by` (schema version 3).
 //! A message for remote peers is held (its body counted once in
@@ -13,10 +13,10 @@ use redb::{ReadableDatabase, ReadableTable, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
 use super::mail::{StoredMessage, release};
-use super::schema::{INBOX, MESSAGES, META, OUTBOX, OUTGOING, PEERS, SEEN, SENT_BY};
-use super::{SeenRecord, Store, StoreError};
+use super::schema::{MESSAGES, META, OUTBOX, OUTGOING, SENT_BY};
+use super::{Store, StoreError};
 use crate::codec;
-use crate::federation::{Deliver, Forward, ForwardOutcome, Receipt, ReceiptState};
+use crate::federation::{Forward, ForwardOutcome, Receipt, ReceiptState};
 use crate::model::{Message, Timestamp};
 use crate::names::{MessageId, PeerId};
 
@@ -213,54 +213,6 @@ pub(crate) fn receipt(txn: &WriteTransaction, receipt: &Receipt) -> Result<(), S
         }
     }
     put_entry(txn, &e)
-}
-
-/// Stores a message the hub delivers from another host in the inboxes of
-/// its recipients here. A message already stored (a delivery repeated
-/// after a lost acknowledgement) is not stored again. Returns the
-/// recipients that are no longer peers of this host.
-pub(crate) fn accept_delivery(
-    txn: &WriteTransaction,
-    d: &Deliver,
-) -> Result<Vec<PeerId>, StoreError> {
-    let id = d.message.id.as_str();
-    if txn.open_table(SEEN)?.get(id)?.is_some() {
-        return Ok(Vec::new());
-    }
-    let peers = txn.open_table(PEERS)?;
-    let mut here = Vec::new();
-    let mut gone = Vec::new();
-    for p in &d.to {
-        if peers.get(p.to_string().as_str())?.is_some() {
-            here.push(p.clone());
-        } else {
-            gone.push(p.clone());
-        }
-    }
-    drop(peers);
-    let record = SeenRecord {
-        from: d.message.from.clone(),
-        to: here.clone(),
-        seq: d.message.seq,
-        sent_at: d.message.sent_at,
-    };
-    txn.open_table(SEEN)?
-        .insert(id, codec::encode(&record)?.as_slice())?;
-    if here.is_empty() {
-        return Ok(gone);
-    }
-    let host_seq = super::mail::bump(&mut txn.open_table(META)?, super::schema::HOST_SEQ_KEY)?;
-    let mut inbox = txn.open_table(INBOX)?;
-    for r in &here {
-        inbox.insert((r.to_string().as_str(), host_seq), id)?;
-    }
-    let stored = StoredMessage {
-        message: d.message.clone(),
-        pending: here.len() as u32,
-    };
-    txn.open_table(MESSAGES)?
-        .insert(id, codec::encode(&stored)?.as_slice())?;
-    Ok(gone)
 }
 
 impl Store {

@@ -343,3 +343,6 @@ mod cross_host {
         store.verify().expect("consistent");
     }
 }
+
+#[path = "tests_ids.rs"]
+mod ids;
