@@ -29,8 +29,9 @@ const OUT_SEQ_KEY: &str = "out_seq";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryState {
-    /// On this host's disk, not yet taken by the hub (the link is down, or
-    /// the hub has not answered).
+    /// On this host's disk, not yet taken by the hub (the link is down, the
+    /// hub has not answered, or it could not store it for now and the
+    /// message is sent again; `reason` then says why).
     Accepted,
     /// On the hub's disk, waiting for the recipient's host.
     Queued,
@@ -53,7 +54,8 @@ pub struct RecipientState {
     pub peer: PeerId,
     /// Where the message stands for it.
     pub state: DeliveryState,
-    /// Why it was dropped (refused by the hub, expired, the peer left).
+    /// Why it was dropped (refused by the hub, expired, the peer left), or
+    /// why it still waits for the hub.
     pub reason: Option<String>,
 }
 
@@ -162,7 +164,9 @@ fn entry(txn: &WriteTransaction, id: &str) -> Result<Option<OutboxEntry>, StoreE
 }
 
 /// The hub answered a forward: the message leaves the queue, and its
-/// remote recipients are queued at the hub or dropped.
+/// remote recipients are queued at the hub or dropped; after a transient
+/// refusal it stays in the queue, to be sent again, and its recipients
+/// say why they wait.
 pub(crate) fn forwarded(
     txn: &WriteTransaction,
     id: &MessageId,
@@ -171,6 +175,21 @@ pub(crate) fn forwarded(
     let Some(mut e) = entry(txn, id.as_str())? else {
         return Ok(());
     };
+    if let ForwardOutcome::Refused { code, reason } = outcome
+        && code.is_transient()
+    {
+        if e.out_seq.is_some() {
+            for r in e
+                .recipients
+                .iter_mut()
+                .filter(|r| r.state == DeliveryState::Accepted)
+            {
+                r.reason = Some(format!("not yet taken by the hub: {reason}"));
+            }
+            put_entry(txn, &e)?;
+        }
+        return Ok(());
+    }
     let Some(out_seq) = e.out_seq.take() else {
         return Ok(());
     };

@@ -346,3 +346,6 @@ mod cross_host {
 
 #[path = "tests_ids.rs"]
 mod ids;
+
+#[path = "tests_outbox.rs"]
+mod outbox_path;

@@ -28,9 +28,11 @@ use crate::store::{Depth, HubStore, size_of_message};
 use crate::transport::close;
 use crate::view::{self, HubRosterReply};
 
+mod hold;
 mod policy;
 mod relay;
 
+use hold::Holds;
 use policy::log_refused;
 
 /// A lane's membership in its remote owner's private group.
@@ -152,6 +154,9 @@ pub struct CoreState {
     /// Lane calls relayed and not yet answered: (target, asking host, call)
     /// to the private-group grant the call made, taken back if it fails.
     calls: HashMap<(HostName, HostName, u64), Option<Grant>>,
+    /// Senders whose later messages wait behind one the store could not
+    /// take, per linked host.
+    holds: Holds,
 }
 
 impl Actor for HubCore {
@@ -181,6 +186,7 @@ impl Actor for HubCore {
             depths,
             pushed: HashMap::new(),
             calls: HashMap::new(),
+            holds: Holds::default(),
         })
     }
 
@@ -241,6 +247,7 @@ impl CoreState {
                 .close(close::NORMAL.into(), b"replaced by a newer link");
         }
         self.pushed.insert(host.clone(), (0, 0));
+        self.holds.clear(&host);
         let change = self
             .roster
             .set_online(&host, true, Some(version), Timestamp::now());
@@ -263,6 +270,7 @@ impl CoreState {
         }
         self.links.remove(host);
         self.pushed.remove(host);
+        self.holds.clear(host);
         self.fail_calls_to(host);
         let change = self.roster.set_online(host, false, None, Timestamp::now());
         self.persist(host);
@@ -319,10 +327,15 @@ impl CoreState {
 
     fn on_forward(&mut self, host: &HostName, forward: Forward) {
         let id = forward.message.id.clone();
-        let outcome = match self.admit(host, &forward) {
+        let admitted = self
+            .holds
+            .check(host, &forward.message)
+            .and_then(|()| self.admit(host, &forward));
+        let outcome = match admitted {
             Ok(()) => ForwardOutcome::Queued,
             Err((code, reason)) => {
                 tracing::info!(%host, %id, ?code, "forward refused: {reason}");
+                self.holds.refused(host, &forward.message, code);
                 ForwardOutcome::Refused { code, reason }
             }
         };
