@@ -164,7 +164,7 @@ fn peers_on_three_hosts_reach_each_other_only_within_their_groups() {
 
 /// A hub (with `hub_server_extra` in its `[hub_server]`), `laptop` with
 /// `lead` and `work` with `builder`, both in `proj`, once lead sees builder.
-fn two_hosts(hub_server_extra: &str) -> (TestHome, Running, TestHome, TestHome) {
+pub(crate) fn two_hosts(hub_server_extra: &str) -> (TestHome, Running, TestHome, TestHome) {
     let (hub, addr) = hub_home();
     let config = std::fs::read_to_string(hub.path().join("config.toml")).expect("config");
     // [hub_server] is the last table `hub init` writes.

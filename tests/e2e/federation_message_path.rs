@@ -3,10 +3,10 @@
 //! clients, so the same id from two senders is two messages, at the hub and
 //! at the receiving host.
 
-use flotilla_tests::federation::{host_home, hub_home, run_hub};
-use flotilla_tests::stop_child;
+use flotilla_tests::federation::{PATIENCE, host_home, hub_home, run_hub, wait_link};
+use flotilla_tests::{stop_child, wait_until};
 
-use crate::federation::{bodies, collect, start, wait_visible};
+use crate::federation::{bodies, collect, outbox_states, start, two_hosts, wait_visible};
 
 #[test]
 fn issue_13_the_same_id_from_senders_on_two_hosts_and_a_local_one_is_three_messages() {
@@ -51,5 +51,23 @@ fn issue_13_the_same_id_from_senders_on_two_hosts_and_a_local_one_is_three_messa
     let mut got = bodies(&collect(&work, "builder", 3));
     got.sort();
     assert_eq!(got, ["laptop 42", "local 42", "mac 42"]);
+    stop_child(&mut server);
+}
+
+#[test]
+fn issue_13_a_peer_renamed_while_the_hub_is_away_keeps_what_it_queued() {
+    let (hub, mut server, laptop, work) = two_hosts("");
+    stop_child(&mut server);
+    wait_link(&laptop, "the link to go down", |l| l["state"] != "connected");
+    laptop.ok(&["send", "--as", "lead", "--to", "work/builder", "before the rename"]);
+    laptop.ok(&["peer", "rename", "lead", "chief"]);
+    assert_eq!(outbox_states(&laptop, "chief"), ["work/builder=accepted"]);
+    let mut server = run_hub(&hub);
+    let got = collect(&work, "builder", 1);
+    assert_eq!(got[0]["from"], "laptop/chief");
+    assert_eq!(bodies(&got), ["before the rename"]);
+    wait_until("the outbox to show the delivery", PATIENCE, || {
+        outbox_states(&laptop, "chief") == ["work/builder=delivered"]
+    });
     stop_child(&mut server);
 }

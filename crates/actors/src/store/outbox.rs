@@ -163,6 +163,58 @@ fn entry(txn: &WriteTransaction, id: &str) -> Result<Option<OutboxEntry>, StoreE
     })
 }
 
+/// A sender was renamed: its outbox entries move to the new name (an
+/// entry of an earlier holder of that name with the same number gives
+/// way), and the messages it queued for the hub, not yet taken, are sent
+/// under the new name (the hub no longer knows the old one).
+pub(crate) fn rename_sender(
+    txn: &WriteTransaction,
+    old: &PeerId,
+    new: &PeerId,
+) -> Result<(), StoreError> {
+    let (old_key, new_key) = (old.to_string(), new.to_string());
+    let mut sent_by = txn.open_table(SENT_BY)?;
+    let mut moved = Vec::new();
+    for row in sent_by.range((old_key.as_str(), 0)..=(old_key.as_str(), u64::MAX))? {
+        let (k, v) = row?;
+        moved.push((k.value().1, v.value().to_owned()));
+    }
+    for (seq, id) in moved {
+        sent_by.remove((old_key.as_str(), seq))?;
+        let replaced = sent_by
+            .insert((new_key.as_str(), seq), id.as_str())?
+            .map(|v| v.value().to_owned());
+        if let Some(replaced) = replaced
+            && entry(txn, &replaced)?
+                .is_some_and(|e| e.recipients.iter().all(|r| r.state.is_final()))
+        {
+            txn.open_table(OUTGOING)?.remove(replaced.as_str())?;
+        }
+    }
+    drop(sent_by);
+    let waiting: Vec<String> = {
+        let outbox = txn.open_table(OUTBOX)?;
+        let mut out = Vec::new();
+        for row in outbox.iter()? {
+            out.push(row?.1.value().to_owned());
+        }
+        out
+    };
+    let mut messages = txn.open_table(MESSAGES)?;
+    for key in waiting {
+        let stored = messages
+            .get(key.as_str())?
+            .map(|v| codec::decode::<StoredMessage>(v.value(), RECORD_LIMIT));
+        if let Some(mut stored) = stored.transpose()?
+            && stored.message.from == *old
+        {
+            stored.message.from = new.clone();
+            messages.insert(key.as_str(), codec::encode(&stored)?.as_slice())?;
+        }
+    }
+    Ok(())
+}
+
 /// The hub answered a forward: the message leaves the queue, and its
 /// remote recipients are queued at the hub or dropped; after a transient
 /// refusal it stays in the queue, to be sent again, and its recipients
