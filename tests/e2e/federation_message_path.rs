@@ -58,8 +58,17 @@ fn issue_13_the_same_id_from_senders_on_two_hosts_and_a_local_one_is_three_messa
 fn issue_13_a_peer_renamed_while_the_hub_is_away_keeps_what_it_queued() {
     let (hub, mut server, laptop, work) = two_hosts("");
     stop_child(&mut server);
-    wait_link(&laptop, "the link to go down", |l| l["state"] != "connected");
-    laptop.ok(&["send", "--as", "lead", "--to", "work/builder", "before the rename"]);
+    wait_link(&laptop, "the link to go down", |l| {
+        l["state"] != "connected"
+    });
+    laptop.ok(&[
+        "send",
+        "--as",
+        "lead",
+        "--to",
+        "work/builder",
+        "before the rename",
+    ]);
     laptop.ok(&["peer", "rename", "lead", "chief"]);
     assert_eq!(outbox_states(&laptop, "chief"), ["work/builder=accepted"]);
     let mut server = run_hub(&hub);
