@@ -223,7 +223,8 @@ impl Link<'_> {
     }
 
     /// Hands the hub the messages waiting for it, in order, up to the
-    /// window.
+    /// window, each batch after any change of this host's peers (so the
+    /// hub knows every sender first).
     async fn pump(&mut self) -> Result<(), String> {
         while self.inflight < WINDOW {
             let batch = self
@@ -234,11 +235,16 @@ impl Link<'_> {
             if batch.is_empty() {
                 return Ok(());
             }
-            for (pos, forward) in batch {
-                self.write(Frame::Forward(forward)).await?;
-                self.forwarded_to = pos;
-                self.inflight += 1;
+            let (count, last) = (batch.len(), batch.last().map(|(pos, _)| *pos));
+            let forwards = batch.into_iter().map(|(_, f)| f).collect();
+            let frames = self
+                .roster
+                .lead(&self.ctx.host, &self.ctx.directory(), forwards);
+            for frame in frames {
+                self.write(frame).await?;
             }
+            self.forwarded_to = last.unwrap_or(self.forwarded_to);
+            self.inflight += count;
         }
         Ok(())
     }
