@@ -80,3 +80,33 @@ fn issue_13_a_peer_renamed_while_the_hub_is_away_keeps_what_it_queued() {
     });
     stop_child(&mut server);
 }
+
+#[test]
+fn issue_13_a_message_over_the_frame_limit_is_refused_and_does_not_wedge_the_link() {
+    let (hub, addr) = hub_home();
+    let mut server = run_hub(&hub);
+    let mut laptop = host_home(&hub, "laptop", &addr);
+    let mut work = host_home(&hub, "work", &addr);
+    let config = std::fs::read_to_string(laptop.path().join("config.toml")).expect("config");
+    laptop.write_config(&format!("max_message_bytes = 16777216\n{config}"));
+    start(&mut laptop, "laptop");
+    start(&mut work, "work");
+    laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
+    work.ok(&["peer", "join", "builder", "-g", "proj"]);
+    wait_visible(&laptop, "lead", "work/builder");
+
+    let big = vec![b'x'; 9 * 1024 * 1024];
+    let out = laptop.run_with_stdin(&["send", "--as", "lead", "--to", "work/builder", "-"], &big);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a 9 MiB message for another host is refused"
+    );
+    assert!(
+        stderr.contains("8388608"),
+        "the error names the limit: {stderr}"
+    );
+    laptop.ok(&["send", "--as", "lead", "--to", "work/builder", "after"]);
+    assert_eq!(bodies(&collect(&work, "builder", 1)), ["after"]);
+    stop_child(&mut server);
+}

@@ -315,6 +315,16 @@ async fn deliver(
         in_reply_to: a.in_reply_to,
         sent_at: Timestamp::now(),
     };
+    let remote: Vec<PeerId> = message
+        .to
+        .iter()
+        .filter(|p| !ctx.is_local(p))
+        .cloned()
+        .collect();
+    if let Err(e) = crate::frame_fit::check_hub_link(&message, &remote) {
+        let _ = reply.send(Err(e));
+        return;
+    }
     match ctx.commit.submit_accept(message).await {
         Ok(pending) => {
             let ctx = ctx.clone();

@@ -38,6 +38,7 @@ pub use frames::{
     RosterDelta, RosterPeer,
 };
 pub use framing::{
-    DEFAULT_MAX_FRAME, FramingError, read_frame, read_message, write_frame, write_message,
+    DEFAULT_MAX_FRAME, FramingError, message_frame_size, read_frame, read_message, write_frame,
+    write_message,
 };
 pub use handshake::{Accepted, HandshakeError, HostHandshake, HubHandshake, Refusal};

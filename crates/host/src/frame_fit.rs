@@ -1,0 +1,89 @@
+//! Whether a message can cross hosts at all: every message for peers on
+//! other hosts travels in one frame on the hub links (a `Forward` to the
+//! hub, a `Deliver` to each recipient's host), and a frame over the limit
+//! cannot be sent. Such a message is refused when it is sent, naming the
+//! limit, instead of being accepted and then stopping the link for every
+//! later message. Pure: the router asks before it stores anything.
+
+use flotilla_actors::federation::{DEFAULT_MAX_FRAME, message_frame_size};
+use flotilla_actors::model::{Message, Timestamp};
+use flotilla_actors::names::PeerId;
+use flotilla_actors::protocol::{ControlError, ErrorCode};
+use flotilla_actors::store::NewMessage;
+use serde_json::json;
+
+/// Refuses `m` when its frame to the hub, for its `remote` recipients,
+/// would be over `limit` bytes.
+pub(crate) fn check(m: &NewMessage, remote: &[PeerId], limit: usize) -> Result<(), ControlError> {
+    if remote.is_empty() {
+        return Ok(());
+    }
+    let message = Message {
+        id: m.id.clone(),
+        from: m.from.clone(),
+        to: m.to.clone(),
+        group: m.group.clone(),
+        summary: m.summary.clone(),
+        body: m.body.clone(),
+        // The largest values: the frame's size must hold for any.
+        sent_at: Timestamp(u64::MAX),
+        seq: u64::MAX,
+        in_reply_to: m.in_reply_to.clone(),
+    };
+    let size = message_frame_size(&message, remote).map_err(|e| {
+        ControlError::new(
+            ErrorCode::Internal,
+            format!("cannot encode the message: {e}"),
+        )
+    })?;
+    if size <= limit {
+        return Ok(());
+    }
+    Err(ControlError::new(
+        ErrorCode::TooLarge,
+        format!(
+            "nothing was sent: for peers on other hosts the message makes a frame of {size} bytes, \
+             over the limit of {limit} bytes of the hub link (its body is {} bytes)",
+            m.body.len()
+        ),
+    )
+    .with_hint("split it into smaller messages, or send it only to peers on this host")
+    .with_details(json!({"size": size, "limit": limit})))
+}
+
+/// [`check`] against the hub link's frame limit.
+pub(crate) fn check_hub_link(m: &NewMessage, remote: &[PeerId]) -> Result<(), ControlError> {
+    check(m, remote, DEFAULT_MAX_FRAME)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flotilla_actors::names::MessageId;
+
+    fn message(body: usize) -> NewMessage {
+        NewMessage {
+            id: MessageId::new("m1").expect("id"),
+            from: PeerId::parse("h/a").expect("from"),
+            to: vec![PeerId::parse("w/x").expect("to")],
+            group: None,
+            summary: None,
+            body: "x".repeat(body),
+            in_reply_to: None,
+            sent_at: Timestamp(1),
+        }
+    }
+
+    #[test]
+    fn issue_13_a_message_over_the_frame_limit_is_refused_naming_it() {
+        let remote = [PeerId::parse("w/x").expect("to")];
+        let err = check_hub_link(&message(DEFAULT_MAX_FRAME), &remote).expect_err("too big");
+        assert_eq!(err.code, ErrorCode::TooLarge);
+        assert!(err.message.contains("8388608"), "{}", err.message);
+        assert!(check_hub_link(&message(DEFAULT_MAX_FRAME - 1024), &remote).is_ok());
+        assert!(
+            check_hub_link(&message(DEFAULT_MAX_FRAME), &[]).is_ok(),
+            "only peers on this host: no frame"
+        );
+    }
+}
