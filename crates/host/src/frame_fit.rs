@@ -3,9 +3,13 @@
 //! hub, a `Deliver` to each recipient's host), and a frame over the limit
 //! cannot be sent. Such a message is refused when it is sent, naming the
 //! limit, instead of being accepted and then stopping the link for every
-//! later message. Pure: the router asks before it stores anything.
+//! later message; one already stored by an older release is dropped by the
+//! hub link with the reason. Pure: the router asks before it stores
+//! anything, the link before it writes a forward.
 
-use flotilla_actors::federation::{DEFAULT_MAX_FRAME, message_frame_size};
+use flotilla_actors::federation::{
+    DEFAULT_MAX_FRAME, Forward, ForwardOutcome, ForwardRefusal, message_frame_size,
+};
 use flotilla_actors::model::{Message, Timestamp};
 use flotilla_actors::names::PeerId;
 use flotilla_actors::protocol::{ControlError, ErrorCode};
@@ -56,6 +60,19 @@ pub(crate) fn check_hub_link(m: &NewMessage, remote: &[PeerId]) -> Result<(), Co
     check(m, remote, DEFAULT_MAX_FRAME)
 }
 
+/// For a message already in the outbox (stored by a release without this
+/// check): `None` when its frame fits the hub link, else the outcome that
+/// drops it at once, so it cannot stop the messages behind it.
+pub(crate) fn unsendable(forward: &Forward) -> Option<ForwardOutcome> {
+    let size = message_frame_size(&forward.message, &forward.to).unwrap_or(usize::MAX);
+    (size > DEFAULT_MAX_FRAME).then(|| ForwardOutcome::Refused {
+        code: ForwardRefusal::Malformed,
+        reason: format!(
+            "the message makes a frame of {size} bytes, over the limit of {DEFAULT_MAX_FRAME} bytes of the hub link"
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +102,34 @@ mod tests {
             check_hub_link(&message(DEFAULT_MAX_FRAME), &[]).is_ok(),
             "only peers on this host: no frame"
         );
+    }
+
+    #[test]
+    fn issue_13_a_stored_message_over_the_frame_limit_is_dropped_not_sent() {
+        let forward = |body: usize| {
+            let m = message(body);
+            Forward {
+                message: Message {
+                    id: m.id,
+                    from: m.from,
+                    to: m.to.clone(),
+                    group: None,
+                    summary: None,
+                    body: m.body,
+                    sent_at: m.sent_at,
+                    seq: 1,
+                    in_reply_to: None,
+                },
+                to: m.to,
+            }
+        };
+        assert!(unsendable(&forward(1024)).is_none());
+        let Some(ForwardOutcome::Refused { code, reason }) =
+            unsendable(&forward(DEFAULT_MAX_FRAME))
+        else {
+            panic!("dropped")
+        };
+        assert_eq!(code, ForwardRefusal::Malformed);
+        assert!(reason.contains("8388608"), "{reason}");
     }
 }

@@ -222,6 +222,24 @@ impl Link<'_> {
         Ok(())
     }
 
+    /// Drops a stored message whose frame could never be written (an older
+    /// release accepted it), as if the hub had refused it.
+    async fn drop_unsendable(
+        &mut self,
+        forward: flotilla_actors::federation::Forward,
+        outcome: ForwardOutcome,
+    ) -> Result<(), String> {
+        tracing::warn!(id = %forward.message.id, "a message too large for the hub link is dropped");
+        let stored = self
+            .ctx
+            .commit
+            .submit_forwarded(forward.message.id, outcome)
+            .await
+            .map_err(|e| format!("cannot store: {e}"))?;
+        self.after(async move { stored.await.map(|()| None) });
+        Ok(())
+    }
+
     /// Hands the hub the messages waiting for it, in order, up to the
     /// window, each batch after any change of this host's peers (so the
     /// hub knows every sender first).
@@ -235,8 +253,15 @@ impl Link<'_> {
             if batch.is_empty() {
                 return Ok(());
             }
-            let (count, last) = (batch.len(), batch.last().map(|(pos, _)| *pos));
-            let forwards = batch.into_iter().map(|(_, f)| f).collect();
+            let last = batch.last().map(|(pos, _)| *pos);
+            let mut forwards = Vec::with_capacity(batch.len());
+            for (_, forward) in batch {
+                match crate::frame_fit::unsendable(&forward) {
+                    None => forwards.push(forward),
+                    Some(outcome) => self.drop_unsendable(forward, outcome).await?,
+                }
+            }
+            let count = forwards.len();
             let frames = self
                 .roster
                 .lead(&self.ctx.host, &self.ctx.directory(), forwards);
