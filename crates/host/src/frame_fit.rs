@@ -11,15 +11,32 @@ use flotilla_actors::federation::{
     DEFAULT_MAX_FRAME, Forward, ForwardOutcome, ForwardRefusal, message_frame_size,
 };
 use flotilla_actors::model::{Message, Timestamp};
-use flotilla_actors::names::PeerId;
+use flotilla_actors::names::{MAX_HOST_NAME, MAX_PEER_NAME, PeerId};
 use flotilla_actors::protocol::{ControlError, ErrorCode};
 use flotilla_actors::store::NewMessage;
 use serde_json::json;
 
+/// Most bytes one encoded peer id takes (its names and their lengths).
+const PEER_ID_MAX: usize = MAX_HOST_NAME + MAX_PEER_NAME + 32;
+/// Most bytes the rest of a frame takes besides body, summary and peer
+/// ids: the message id, group, answered id, numbers and tags.
+const ENVELOPE_MAX: usize = 1024;
+
+/// Whether a frame surely fits without encoding it: the body, the summary
+/// and `peers` peer ids at their largest, and the largest envelope.
+fn surely_fits(body: usize, summary: usize, peers: usize, limit: usize) -> bool {
+    body.saturating_add(summary)
+        .saturating_add(peers.saturating_mul(PEER_ID_MAX))
+        .saturating_add(ENVELOPE_MAX)
+        <= limit
+}
+
 /// Refuses `m` when its frame to the hub, for its `remote` recipients,
 /// would be over `limit` bytes.
 pub(crate) fn check(m: &NewMessage, remote: &[PeerId], limit: usize) -> Result<(), ControlError> {
-    if remote.is_empty() {
+    let summary = m.summary.as_ref().map_or(0, String::len);
+    let peers = 1 + m.to.len() + remote.len();
+    if remote.is_empty() || surely_fits(m.body.len(), summary, peers, limit) {
         return Ok(());
     }
     let message = Message {
@@ -64,6 +81,12 @@ pub(crate) fn check_hub_link(m: &NewMessage, remote: &[PeerId]) -> Result<(), Co
 /// check): `None` when its frame fits the hub link, else the outcome that
 /// drops it at once, so it cannot stop the messages behind it.
 pub(crate) fn unsendable(forward: &Forward) -> Option<ForwardOutcome> {
+    let m = &forward.message;
+    let summary = m.summary.as_ref().map_or(0, String::len);
+    let peers = 1 + m.to.len() + forward.to.len();
+    if surely_fits(m.body.len(), summary, peers, DEFAULT_MAX_FRAME) {
+        return None;
+    }
     let size = message_frame_size(&forward.message, &forward.to).unwrap_or(usize::MAX);
     (size > DEFAULT_MAX_FRAME).then(|| ForwardOutcome::Refused {
         code: ForwardRefusal::Malformed,
@@ -98,6 +121,14 @@ mod tests {
         assert_eq!(err.code, ErrorCode::TooLarge);
         assert!(err.message.contains("8388608"), "{}", err.message);
         assert!(check_hub_link(&message(DEFAULT_MAX_FRAME - 1024), &remote).is_ok());
+        assert!(
+            check_hub_link(&message(DEFAULT_MAX_FRAME - 200), &remote).is_ok(),
+            "encoded"
+        );
+        assert!(
+            check_hub_link(&message(DEFAULT_MAX_FRAME - 50), &remote).is_err(),
+            "encoded"
+        );
         assert!(
             check_hub_link(&message(DEFAULT_MAX_FRAME), &[]).is_ok(),
             "only peers on this host: no frame"

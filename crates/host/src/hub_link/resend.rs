@@ -39,6 +39,13 @@ impl Resend {
         }
     }
 
+    /// Whether a resend is due at `now`: new messages then wait until the
+    /// forwards in flight are answered and the outbox is sent again, so a
+    /// steady stream cannot put the resend off.
+    pub(crate) fn is_due(&self, now: Instant) -> bool {
+        self.at.is_some_and(|at| now >= at)
+    }
+
     /// When to look again, if a resend waits.
     pub(crate) fn due_at(&self) -> Option<Instant> {
         self.at
@@ -72,7 +79,9 @@ mod tests {
             "one delay for refusals together"
         );
         assert!(!r.take_due(t0 + MIN / 2, 0), "too early");
+        assert!(!r.is_due(t0 + MIN / 2));
         assert!(!r.take_due(t0 + MIN, 3), "forwards still unanswered");
+        assert!(r.is_due(t0 + MIN), "new messages wait for the resend");
         assert!(r.take_due(t0 + MIN, 0));
         assert!(!r.take_due(t0 + MIN, 0), "once");
     }

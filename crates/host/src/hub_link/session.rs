@@ -244,6 +244,9 @@ impl Link<'_> {
     /// window, each batch after any change of this host's peers (so the
     /// hub knows every sender first).
     async fn pump(&mut self) -> Result<(), String> {
+        if self.inflight > 0 && self.resend.is_due(std::time::Instant::now()) {
+            return Ok(());
+        }
         while self.inflight < WINDOW {
             let batch = self
                 .ctx
