@@ -11,7 +11,7 @@ use flotilla_tests::{TestHome, signal_child, stop_child, wait_until};
 use serde_json::Value;
 
 /// Starts `host`'s daemon as `name` and waits for its link.
-fn start(host: &mut TestHome, name: &str) {
+pub(crate) fn start(host: &mut TestHome, name: &str) {
     host.spawn_daemon(name);
     wait_link(host, "the link to be up", |l| l["state"] == "connected");
 }
@@ -28,7 +28,7 @@ fn visible(host: &TestHome, viewer: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn wait_visible(host: &TestHome, viewer: &str, peer: &str) {
+pub(crate) fn wait_visible(host: &TestHome, viewer: &str, peer: &str) {
     wait_until(&format!("{viewer} to see {peer}"), PATIENCE, || {
         visible(host, viewer).iter().any(|p| p == peer)
     });

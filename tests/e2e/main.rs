@@ -12,6 +12,7 @@ mod daemon;
 mod discovery;
 mod enroll;
 mod federation;
+mod federation_message_path;
 mod federation_rules;
 mod home_state;
 mod hub;

@@ -8,6 +8,7 @@ pub mod context;
 pub mod control;
 pub mod daemon;
 pub mod enrollment;
+mod frame_fit;
 pub mod home;
 pub mod hub_link;
 pub mod hub_server;

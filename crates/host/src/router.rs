@@ -229,22 +229,11 @@ fn admit_broadcast(ctx: &HostContext, args: BroadcastArgs) -> Result<Admitted, C
 fn admit_reply(ctx: &HostContext, args: ReplyArgs) -> Result<Admitted, ControlError> {
     let sender = sender(ctx, &args.as_peer)?;
     check_content(ctx, &args.body, &args.summary)?;
-    let original = ctx.store.seen(&args.to_message).map_err(store_error)?;
-    let original = original
-        .filter(|r| r.to.contains(&sender.id))
-        .ok_or_else(|| {
-            ControlError::new(
-                ErrorCode::NotFound,
-                format!(
-                    "{} received no message with id {}",
-                    sender.id, args.to_message
-                ),
-            )
-            .with_hint(format!(
-                "`flotilla inbox --as {} --peek` shows message ids",
-                args.as_peer
-            ))
-        })?;
+    let received = ctx
+        .store
+        .received(&sender.id, &args.to_message)
+        .map_err(store_error)?;
+    let original = original_of(received, &sender.id, &args.to_message, &args.as_peer)?;
     let target = original.from.to_string();
     let to = ctx
         .directory()
@@ -266,6 +255,38 @@ fn admit_reply(ctx: &HostContext, args: ReplyArgs) -> Result<Admitted, ControlEr
         id: args.id,
         in_reply_to: Some(args.to_message),
     })
+}
+
+/// The message a reply answers, among those with its id that the replier
+/// received: ids are chosen by senders, so two senders may have used the
+/// same one.
+fn original_of(
+    mut received: Vec<SeenRecord>,
+    reader: &PeerId,
+    id: &MessageId,
+    as_peer: &PeerName,
+) -> Result<SeenRecord, ControlError> {
+    match received.len() {
+        1 => Ok(received.remove(0)),
+        0 => Err(ControlError::new(
+            ErrorCode::NotFound,
+            format!("{reader} received no message with id {id}"),
+        )
+        .with_hint(format!(
+            "`flotilla inbox --as {as_peer} --peek` shows message ids"
+        ))),
+        _ => {
+            let from: Vec<String> = received.iter().map(|r| r.from.to_string()).collect();
+            Err(ControlError::new(
+                ErrorCode::Conflict,
+                format!(
+                    "{reader} received messages with id {id} from {}; a reply cannot tell which it answers",
+                    from.join(", ")
+                ),
+            )
+            .with_hint(format!("send to the sender instead: flotilla send --as {as_peer} --to PEER")))
+        }
+    }
 }
 
 /// Queues an admitted message and answers once it is on disk (and, for
@@ -294,6 +315,16 @@ async fn deliver(
         in_reply_to: a.in_reply_to,
         sent_at: Timestamp::now(),
     };
+    let remote: Vec<PeerId> = message
+        .to
+        .iter()
+        .filter(|p| !ctx.is_local(p))
+        .cloned()
+        .collect();
+    if let Err(e) = crate::frame_fit::check_hub_link(&message, &remote) {
+        let _ = reply.send(Err(e));
+        return;
+    }
     match ctx.commit.submit_accept(message).await {
         Ok(pending) => {
             let ctx = ctx.clone();

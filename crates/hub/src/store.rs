@@ -31,8 +31,12 @@ use crate::roster::HostEntry;
 const HOSTS: TableDefinition<&str, &[u8]> = TableDefinition::new("hosts");
 /// (host, delivery seq) to encoded [`Queued`]: each host's queue, in order.
 const QUEUE: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("queue");
-/// (host, message id) to its delivery seq: a message is queued once.
-const QUEUED_IDS: TableDefinition<(&str, &str), u64> = TableDefinition::new("queued_ids");
+/// (host, sender, message id) to its delivery seq: a message is queued
+/// once. Ids are chosen by clients, so an id names a message only together
+/// with its sender. Replaces `queued_ids` (keyed by host and id alone),
+/// which [`upgrade`] rebuilds from the queue at open.
+const QUEUED_IDS: TableDefinition<(&str, &str, &str), u64> =
+    TableDefinition::new("queued_by_sender");
 /// (queued at, host, delivery seq): the queues by age, so expiry reads only
 /// what expires.
 const BY_AGE: TableDefinition<(u64, &str, u64), ()> = TableDefinition::new("queue_by_age");
@@ -154,6 +158,7 @@ impl HubStore {
         txn.open_table(RECEIPTS)?;
         txn.open_table(META)?;
         txn.open_table(GRANTS)?;
+        upgrade::queued_by_sender(&txn)?;
         txn.commit()?;
         Ok(Self { db })
     }
@@ -282,7 +287,8 @@ impl HubStore {
             let mut queue = txn.open_table(QUEUE)?;
             let mut by_age = txn.open_table(BY_AGE)?;
             for (host, to) in by_host {
-                let key = (host.as_str(), message.id.as_str());
+                let from = message.from.to_string();
+                let key = (host.as_str(), from.as_str(), message.id.as_str());
                 if ids.get(key)?.is_some() {
                     continue;
                 }
@@ -447,8 +453,12 @@ fn take_queued(
     let queued: Queued = codec::decode(bytes.value(), RECORD_LIMIT)?;
     drop(bytes);
     drop(queue);
-    txn.open_table(QUEUED_IDS)?
-        .remove((host.as_str(), queued.message.id.as_str()))?;
+    let from = queued.message.from.to_string();
+    txn.open_table(QUEUED_IDS)?.remove((
+        host.as_str(),
+        from.as_str(),
+        queued.message.id.as_str(),
+    ))?;
     txn.open_table(BY_AGE)?
         .remove((queued.queued_at.0, host.as_str(), seq))?;
     Ok(Some(queued))
@@ -480,6 +490,9 @@ fn add_receipts(
 pub fn size_of_message(m: &Message) -> u64 {
     (m.body.len() + m.summary.as_ref().map_or(0, String::len)) as u64
 }
+
+#[path = "store_upgrade.rs"]
+mod upgrade;
 
 #[cfg(test)]
 #[path = "store_tests.rs"]

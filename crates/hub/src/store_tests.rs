@@ -173,3 +173,62 @@ fn private_group_grants_survive_a_reopen_and_can_be_dropped() {
     let store = HubStore::open(&path).expect("reopen");
     assert_eq!(store.load_grants().expect("load"), vec![(lane, group)]);
 }
+
+#[test]
+fn the_same_id_from_two_senders_is_queued_for_each() {
+    let dir = tempfile::tempdir().expect("dir");
+    let store = HubStore::open(&dir.path().join("hub.redb")).expect("open");
+    let mut first = message("laptop/a", "from a");
+    first.id = MessageId::new("42").expect("id");
+    let mut second = message("mac/b", "from b");
+    second.id = first.id.clone();
+    let made = store
+        .enqueue(&first, &to(&["work/c"]), Timestamp(1))
+        .expect("first");
+    assert_eq!(made.len(), 1);
+    let made = store
+        .enqueue(&second, &to(&["work/c"]), Timestamp(2))
+        .expect("second");
+    assert_eq!(made.len(), 1, "another sender's id 42 is another message");
+    let queued = store.queued(&host("work"), 0, 10).expect("queued");
+    let bodies: Vec<&str> = queued.iter().map(|d| d.message.body.as_str()).collect();
+    assert_eq!(bodies, ["from a", "from b"]);
+}
+
+#[test]
+fn a_store_of_an_older_release_gets_its_id_index_rebuilt_by_sender() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("hub.redb");
+    let message = message("laptop/a", "queued before the upgrade");
+    let store = HubStore::open(&path).expect("open");
+    store
+        .enqueue(&message, &to(&["work/c"]), Timestamp(1))
+        .expect("queue");
+    drop(store);
+    // Turn the file into what an older release left: the old index only.
+    {
+        let db = Database::create(&path).expect("raw");
+        let txn = db.begin_write().expect("txn");
+        txn.delete_table(QUEUED_IDS).expect("drop new");
+        let old: TableDefinition<(&str, &str), u64> = TableDefinition::new("queued_ids");
+        txn.open_table(old)
+            .expect("old")
+            .insert(("work", message.id.as_str()), 1)
+            .expect("row");
+        txn.commit().expect("commit");
+    }
+    let store = HubStore::open(&path).expect("upgrade");
+    let again = store
+        .enqueue(&message, &to(&["work/c"]), Timestamp(2))
+        .expect("retry");
+    assert!(
+        again.is_empty(),
+        "a retry after the upgrade is not queued twice"
+    );
+    let done = store.delivered(&host("work"), 1, &[]).expect("delivered");
+    assert!(done.is_some());
+    let made = store
+        .enqueue(&message, &to(&["work/c"]), Timestamp(3))
+        .expect("after");
+    assert_eq!(made.len(), 1, "the index entry left with the delivery");
+}

@@ -233,6 +233,15 @@ pub enum ForwardRefusal {
     Unavailable,
 }
 
+impl ForwardRefusal {
+    /// Whether the refusal is for now only: the sending host keeps the
+    /// message and sends it again (and the hub holds the sender's later
+    /// messages meanwhile). Every other refusal is final.
+    pub fn is_transient(self) -> bool {
+        matches!(self, Self::Unavailable)
+    }
+}
+
 /// A delivery stored by the receiving host.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Delivered {

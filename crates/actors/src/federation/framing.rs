@@ -10,11 +10,28 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::frames::Frame;
+use super::frames::{Forward, Frame};
 use crate::codec::{self, CodecError};
+use crate::model::Message;
+use crate::names::PeerId;
 
 /// The largest frame accepted unless a caller says otherwise: 8 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 8 * 1024 * 1024;
+
+/// Room a `Deliver` needs beyond the `Forward` of the same message: its
+/// sequence number, a varint of at most 10 bytes.
+const DELIVER_EXTRA: usize = 10;
+
+/// The largest frame `message` makes on the hub links for its `remote`
+/// recipients: its `Forward` to the hub, or a `Deliver` to one recipient's
+/// host (fewer recipients, but a sequence number).
+pub fn message_frame_size(message: &Message, remote: &[PeerId]) -> Result<usize, CodecError> {
+    let forward = Frame::Forward(Forward {
+        message: message.clone(),
+        to: remote.to_vec(),
+    });
+    Ok(codec::encode(&forward)?.len() + DELIVER_EXTRA)
+}
 
 /// Why a frame could not be read or written.
 #[derive(Debug, thiserror::Error)]

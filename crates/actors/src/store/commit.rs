@@ -435,6 +435,8 @@ fn apply(txn: &redb::WriteTransaction, op: WriteOp) -> Result<WriteDone, StoreEr
             outbox::forwarded(txn, &id, &outcome).map(|()| WriteDone::Nothing)
         }
         WriteOp::Receipt(r) => outbox::receipt(txn, &r).map(|()| WriteDone::Nothing),
-        WriteOp::AcceptDelivery(d) => outbox::accept_delivery(txn, &d).map(WriteDone::Gone),
+        WriteOp::AcceptDelivery(d) => {
+            super::received::accept_delivery(txn, &d).map(WriteDone::Gone)
+        }
     }
 }

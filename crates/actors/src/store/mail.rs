@@ -1,7 +1,7 @@
 //! Messages in the store: acceptance with dedupe and per-sender sequence
 //! numbers, inbox reads, acknowledgements, and the consistency check.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, WriteTransaction};
 use serde::{Deserialize, Serialize};
@@ -186,7 +186,12 @@ pub(crate) fn ack(
     ids: &[MessageId],
 ) -> Result<u64, StoreError> {
     let key = peer.to_string();
-    let mut wanted: BTreeSet<&str> = ids.iter().map(MessageId::as_str).collect();
+    // An id names one entry per time it is given: two senders' messages
+    // with the same id take the id twice, oldest first.
+    let mut wanted: BTreeMap<&str, usize> = BTreeMap::new();
+    for id in ids {
+        *wanted.entry(id.as_str()).or_default() += 1;
+    }
     let mut found = Vec::new();
     {
         let inbox = txn.open_table(INBOX)?;
@@ -195,7 +200,12 @@ pub(crate) fn ack(
                 break;
             }
             let (k, v) = row?;
-            if wanted.remove(v.value()) {
+            let id = super::received::id_of_key(v.value());
+            if let Some(n) = wanted.get_mut(id) {
+                *n -= 1;
+                if *n == 0 {
+                    wanted.remove(id);
+                }
                 found.push((k.value().1, v.value().to_owned()));
             }
         }

@@ -10,6 +10,7 @@ mod lanes;
 mod mail;
 mod outbox;
 mod peers;
+mod received;
 mod schema;
 #[cfg(test)]
 mod tests;

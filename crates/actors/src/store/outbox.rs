@@ -1,7 +1,7 @@
 //! Messages that cross hosts, in the host's store: what each sender sent
-//! and what became of it at every recipient (the outbox), the queue of
-//! messages still to hand to the hub, and the acceptance of messages the
-//! hub delivers from other hosts.
+//! and what became of it at every recipient (the outbox), and the queue of
+//! messages still to hand to the hub. (Messages the hub delivers from
+//! other hosts are accepted in `received`.)
 //!
 //! Owns the tables `outbox`, `outgoing` and `sent_by` (schema version 3).
 //! A message for remote peers is held (its body counted once in
@@ -13,10 +13,10 @@ use redb::{ReadableDatabase, ReadableTable, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
 use super::mail::{StoredMessage, release};
-use super::schema::{INBOX, MESSAGES, META, OUTBOX, OUTGOING, PEERS, SEEN, SENT_BY};
-use super::{SeenRecord, Store, StoreError};
+use super::schema::{MESSAGES, META, OUTBOX, OUTGOING, SENT_BY};
+use super::{Store, StoreError};
 use crate::codec;
-use crate::federation::{Deliver, Forward, ForwardOutcome, Receipt, ReceiptState};
+use crate::federation::{Forward, ForwardOutcome, Receipt, ReceiptState};
 use crate::model::{Message, Timestamp};
 use crate::names::{MessageId, PeerId};
 
@@ -29,8 +29,9 @@ const OUT_SEQ_KEY: &str = "out_seq";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryState {
-    /// On this host's disk, not yet taken by the hub (the link is down, or
-    /// the hub has not answered).
+    /// On this host's disk, not yet taken by the hub (the link is down, the
+    /// hub has not answered, or it could not store it for now and the
+    /// message is sent again; `reason` then says why).
     Accepted,
     /// On the hub's disk, waiting for the recipient's host.
     Queued,
@@ -53,7 +54,8 @@ pub struct RecipientState {
     pub peer: PeerId,
     /// Where the message stands for it.
     pub state: DeliveryState,
-    /// Why it was dropped (refused by the hub, expired, the peer left).
+    /// Why it was dropped (refused by the hub, expired, the peer left), or
+    /// why it still waits for the hub.
     pub reason: Option<String>,
 }
 
@@ -161,8 +163,62 @@ fn entry(txn: &WriteTransaction, id: &str) -> Result<Option<OutboxEntry>, StoreE
     })
 }
 
+/// A sender was renamed: its outbox entries move to the new name (an
+/// entry of an earlier holder of that name with the same number gives
+/// way), and the messages it queued for the hub, not yet taken, are sent
+/// under the new name (the hub no longer knows the old one).
+pub(crate) fn rename_sender(
+    txn: &WriteTransaction,
+    old: &PeerId,
+    new: &PeerId,
+) -> Result<(), StoreError> {
+    let (old_key, new_key) = (old.to_string(), new.to_string());
+    let mut sent_by = txn.open_table(SENT_BY)?;
+    let mut moved = Vec::new();
+    for row in sent_by.range((old_key.as_str(), 0)..=(old_key.as_str(), u64::MAX))? {
+        let (k, v) = row?;
+        moved.push((k.value().1, v.value().to_owned()));
+    }
+    for (seq, id) in moved {
+        sent_by.remove((old_key.as_str(), seq))?;
+        let replaced = sent_by
+            .insert((new_key.as_str(), seq), id.as_str())?
+            .map(|v| v.value().to_owned());
+        if let Some(replaced) = replaced
+            && entry(txn, &replaced)?
+                .is_some_and(|e| e.recipients.iter().all(|r| r.state.is_final()))
+        {
+            txn.open_table(OUTGOING)?.remove(replaced.as_str())?;
+        }
+    }
+    drop(sent_by);
+    let waiting: Vec<String> = {
+        let outbox = txn.open_table(OUTBOX)?;
+        let mut out = Vec::new();
+        for row in outbox.iter()? {
+            out.push(row?.1.value().to_owned());
+        }
+        out
+    };
+    let mut messages = txn.open_table(MESSAGES)?;
+    for key in waiting {
+        let stored = messages
+            .get(key.as_str())?
+            .map(|v| codec::decode::<StoredMessage>(v.value(), RECORD_LIMIT));
+        if let Some(mut stored) = stored.transpose()?
+            && stored.message.from == *old
+        {
+            stored.message.from = new.clone();
+            messages.insert(key.as_str(), codec::encode(&stored)?.as_slice())?;
+        }
+    }
+    Ok(())
+}
+
 /// The hub answered a forward: the message leaves the queue, and its
-/// remote recipients are queued at the hub or dropped.
+/// remote recipients are queued at the hub or dropped; after a transient
+/// refusal it stays in the queue, to be sent again, and its recipients
+/// say why they wait.
 pub(crate) fn forwarded(
     txn: &WriteTransaction,
     id: &MessageId,
@@ -171,6 +227,21 @@ pub(crate) fn forwarded(
     let Some(mut e) = entry(txn, id.as_str())? else {
         return Ok(());
     };
+    if let ForwardOutcome::Refused { code, reason } = outcome
+        && code.is_transient()
+    {
+        if e.out_seq.is_some() {
+            for r in e
+                .recipients
+                .iter_mut()
+                .filter(|r| r.state == DeliveryState::Accepted)
+            {
+                r.reason = Some(format!("not yet taken by the hub: {reason}"));
+            }
+            put_entry(txn, &e)?;
+        }
+        return Ok(());
+    }
     let Some(out_seq) = e.out_seq.take() else {
         return Ok(());
     };
@@ -213,54 +284,6 @@ pub(crate) fn receipt(txn: &WriteTransaction, receipt: &Receipt) -> Result<(), S
         }
     }
     put_entry(txn, &e)
-}
-
-/// Stores a message the hub delivers from another host in the inboxes of
-/// its recipients here. A message already stored (a delivery repeated
-/// after a lost acknowledgement) is not stored again. Returns the
-/// recipients that are no longer peers of this host.
-pub(crate) fn accept_delivery(
-    txn: &WriteTransaction,
-    d: &Deliver,
-) -> Result<Vec<PeerId>, StoreError> {
-    let id = d.message.id.as_str();
-    if txn.open_table(SEEN)?.get(id)?.is_some() {
-        return Ok(Vec::new());
-    }
-    let peers = txn.open_table(PEERS)?;
-    let mut here = Vec::new();
-    let mut gone = Vec::new();
-    for p in &d.to {
-        if peers.get(p.to_string().as_str())?.is_some() {
-            here.push(p.clone());
-        } else {
-            gone.push(p.clone());
-        }
-    }
-    drop(peers);
-    let record = SeenRecord {
-        from: d.message.from.clone(),
-        to: here.clone(),
-        seq: d.message.seq,
-        sent_at: d.message.sent_at,
-    };
-    txn.open_table(SEEN)?
-        .insert(id, codec::encode(&record)?.as_slice())?;
-    if here.is_empty() {
-        return Ok(gone);
-    }
-    let host_seq = super::mail::bump(&mut txn.open_table(META)?, super::schema::HOST_SEQ_KEY)?;
-    let mut inbox = txn.open_table(INBOX)?;
-    for r in &here {
-        inbox.insert((r.to_string().as_str(), host_seq), id)?;
-    }
-    let stored = StoredMessage {
-        message: d.message.clone(),
-        pending: here.len() as u32,
-    };
-    txn.open_table(MESSAGES)?
-        .insert(id, codec::encode(&stored)?.as_slice())?;
-    Ok(gone)
 }
 
 impl Store {

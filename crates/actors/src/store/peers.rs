@@ -72,9 +72,10 @@ pub(crate) fn remove_peer(
     Ok(unread)
 }
 
-/// Renames a peer: its record, inbox, sequence number and last-seen time
-/// move to the new id, and every peer that was in the old private group is
-/// moved to the new one.
+/// Renames a peer: its record, inbox, last-seen time and outbox move to
+/// the new id (what it queued for the hub is sent under the new name),
+/// its sequence number goes on under the new id without going back, and
+/// every peer that was in the old private group is moved to the new one.
 pub(crate) fn rename_peer(
     txn: &WriteTransaction,
     old: &PeerId,
@@ -103,13 +104,23 @@ pub(crate) fn rename_peer(
             inbox.insert((new_key.as_str(), seq), id.as_str())?;
         }
     }
-    for table in [SENDER_SEQ, LAST_SEEN] {
-        let mut t = txn.open_table(table)?;
-        let moved = t.remove(old_key.as_str())?.map(|v| v.value());
-        if let Some(v) = moved {
-            t.insert(new_key.as_str(), v)?;
-        }
+    let mut last_seen = txn.open_table(LAST_SEEN)?;
+    let moved = last_seen.remove(old_key.as_str())?.map(|v| v.value());
+    if let Some(v) = moved {
+        last_seen.insert(new_key.as_str(), v)?;
     }
+    drop(last_seen);
+    // A sender's numbers never go back: the new name goes on from the
+    // higher of the two, and the old name keeps its own for whoever takes
+    // it next.
+    let mut seqs = txn.open_table(SENDER_SEQ)?;
+    let old_seq = seqs.get(old_key.as_str())?.map(|v| v.value());
+    let new_seq = seqs.get(new_key.as_str())?.map(|v| v.value());
+    if let Some(seq) = old_seq.max(new_seq) {
+        seqs.insert(new_key.as_str(), seq)?;
+    }
+    drop(seqs);
+    super::outbox::rename_sender(txn, old, new)?;
     Ok(record)
 }
 

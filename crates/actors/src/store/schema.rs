@@ -8,7 +8,7 @@ use redb::{ReadTransaction, TableDefinition, TableHandle, WriteTransaction};
 use super::StoreError;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u64 = 3;
+pub const SCHEMA_VERSION: u64 = 4;
 
 /// Key `schema_version`, and `host_seq` (the last inbox sequence number).
 pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
@@ -16,13 +16,16 @@ pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta")
 pub(crate) const PEERS: TableDefinition<&str, &[u8]> = TableDefinition::new("peers");
 /// Peer id to when it last made a request (milliseconds).
 pub(crate) const LAST_SEEN: TableDefinition<&str, u64> = TableDefinition::new("last_seen");
-/// Message id to encoded `StoredMessage` (the message and how many inboxes hold it).
+/// Message key to encoded `StoredMessage` (the message and how many inboxes
+/// hold it). The key is the bare id for a message of a local sender, and
+/// `HOST/NAME/ID` for one from another host (since version 4; see `received`).
 pub(crate) const MESSAGES: TableDefinition<&str, &[u8]> = TableDefinition::new("messages");
-/// (recipient id, host sequence number) to message id: each peer's inbox, in order.
+/// (recipient id, host sequence number) to message key: each peer's inbox, in order.
 pub(crate) const INBOX: TableDefinition<(&str, u64), &str> = TableDefinition::new("inbox");
 /// Sender id to its last sequence number.
 pub(crate) const SENDER_SEQ: TableDefinition<&str, u64> = TableDefinition::new("sender_seq");
-/// Message id to encoded `SeenRecord`: every accepted id, for dedupe and replies.
+/// Message id to encoded `SeenRecord`: every id a local sender used, for
+/// dedupe and replies (before version 4, also the ids delivered from other hosts).
 pub(crate) const SEEN: TableDefinition<&str, &[u8]> = TableDefinition::new("seen");
 
 /// Lane name to encoded `LaneRecord` (since version 2).
@@ -37,6 +40,10 @@ pub(crate) const OUTBOX: TableDefinition<u64, &str> = TableDefinition::new("outb
 pub(crate) const OUTGOING: TableDefinition<&str, &[u8]> = TableDefinition::new("outgoing");
 /// (sender id, sequence number) to message id: each sender's outbox (since version 3).
 pub(crate) const SENT_BY: TableDefinition<(&str, u64), &str> = TableDefinition::new("sent_by");
+
+/// (message id, sender id) to encoded `SeenRecord`: every message delivered
+/// from another host, for dedupe and replies (since version 4).
+pub(crate) const RECEIVED: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("received");
 
 pub(crate) const VERSION_KEY: &str = "schema_version";
 pub(crate) const HOST_SEQ_KEY: &str = "host_seq";
@@ -61,6 +68,7 @@ pub(crate) fn migrate(txn: &WriteTransaction, from: u64) -> Result<(), StoreErro
             0 => create_v1(txn)?,
             1 => create_v2(txn)?,
             2 => create_v3(txn)?,
+            3 => create_v4(txn)?,
             _ => unreachable!("no migration from version {version}"),
         }
         tracing::info!(from = version, to = version + 1, "store migrated");
@@ -95,9 +103,19 @@ fn create_v3(txn: &WriteTransaction) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Version 4: messages from other hosts are told apart by sender. Nothing
+/// is rewritten: what earlier versions stored under bare ids stays
+/// readable (a repeated delivery of such a message is still recognised
+/// through `seen`).
+fn create_v4(txn: &WriteTransaction) -> Result<(), StoreError> {
+    txn.open_table(RECEIVED)?;
+    Ok(())
+}
+
 /// Names of the tables, for the integrity report.
-pub(crate) fn table_names() -> [&'static str; 12] {
+pub(crate) fn table_names() -> [&'static str; 13] {
     [
+        RECEIVED.name(),
         OUTBOX.name(),
         OUTGOING.name(),
         SENT_BY.name(),

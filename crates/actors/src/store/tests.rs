@@ -343,3 +343,9 @@ mod cross_host {
         store.verify().expect("consistent");
     }
 }
+
+#[path = "tests_ids.rs"]
+mod ids;
+
+#[path = "tests_outbox.rs"]
+mod outbox_path;

@@ -12,6 +12,7 @@
 //! fail, so the supervisor restarts it.
 
 mod driver;
+mod resend;
 mod resolve;
 pub mod roster;
 mod session;

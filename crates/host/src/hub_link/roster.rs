@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use flotilla_actors::directory::Directory;
-use flotilla_actors::federation::{RosterDelta, RosterPeer};
+use flotilla_actors::federation::{Forward, Frame, RosterDelta, RosterPeer};
 use flotilla_actors::model::PeerRecord;
 use flotilla_actors::names::{HostName, PeerId};
 
@@ -54,6 +54,26 @@ impl SentRoster {
             upserts,
             removed,
         })
+    }
+
+    /// The frames that hand `forwards` to the hub, led by any change of
+    /// this host's peers not sent yet: the hub must know a sender (a peer
+    /// that just joined, or its new name) before its message, or it
+    /// refuses it as an unknown peer.
+    pub fn lead(
+        &mut self,
+        host: &HostName,
+        directory: &Directory,
+        forwards: Vec<Forward>,
+    ) -> Vec<Frame> {
+        let mut frames = Vec::with_capacity(forwards.len() + 1);
+        if !forwards.is_empty()
+            && let Some(delta) = self.delta(host, directory)
+        {
+            frames.push(Frame::RosterDelta(delta));
+        }
+        frames.extend(forwards.into_iter().map(Frame::Forward));
+        frames
     }
 }
 
@@ -118,6 +138,46 @@ mod tests {
         let delta = sent.delta(&host, &dir).expect("changed");
         assert_eq!(delta.upserts[0].record.id.to_string(), "h/b");
         assert_eq!(delta.removed[0].to_string(), "h/a");
+    }
+
+    fn forward_from(from: &str) -> Forward {
+        Forward {
+            message: flotilla_actors::model::Message {
+                id: flotilla_actors::names::MessageId::new("m1").expect("id"),
+                from: PeerId::parse(from).expect("from"),
+                to: vec![PeerId::parse("w/x").expect("to")],
+                group: None,
+                summary: None,
+                body: "hi".into(),
+                sent_at: Timestamp(0),
+                seq: 1,
+                in_reply_to: None,
+            },
+            to: vec![PeerId::parse("w/x").expect("to")],
+        }
+    }
+
+    #[test]
+    fn issue_13_a_new_senders_roster_change_goes_before_its_message() {
+        let host = HostName::new("h").expect("host");
+        let mut sent = SentRoster::default();
+        sent.reset(&host, &Directory::new([peer("h/a")]));
+        // h/new joined and sent at once; the directory's change was not
+        // sent yet when the message is handed over.
+        let dir = Directory::new([peer("h/a"), peer("h/new")]);
+        let frames = sent.lead(&host, &dir, vec![forward_from("h/new")]);
+        let kinds: Vec<&str> = frames.iter().map(Frame::kind).collect();
+        assert_eq!(kinds, ["RosterDelta", "Forward"], "{frames:?}");
+        let Frame::RosterDelta(delta) = &frames[0] else {
+            panic!("a roster change first")
+        };
+        assert_eq!(delta.upserts[0].record.id.to_string(), "h/new");
+        let again = sent.lead(&host, &dir, vec![forward_from("h/new")]);
+        assert_eq!(again.len(), 1, "nothing changed since");
+        assert!(
+            sent.lead(&host, &Directory::new([peer("h/a")]), Vec::new())
+                .is_empty()
+        );
     }
 
     #[test]

@@ -14,11 +14,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_actors::federation::{
-    DEFAULT_MAX_FRAME, Delivered, Frame, LaneAnswer, read_frame, write_frame,
+    DEFAULT_MAX_FRAME, Delivered, ForwardOutcome, Frame, LaneAnswer, read_frame, write_frame,
 };
 use flotilla_hub::HubSession;
 use tokio::sync::{mpsc, oneshot};
 
+use super::resend::Resend;
 use super::roster::{SentRoster, apply_remote};
 use super::state::{Liveness, Tick};
 use crate::context::HostContext;
@@ -40,6 +41,9 @@ struct Link<'a> {
     forwarded_to: u64,
     /// Forwards not yet answered.
     inflight: usize,
+    /// When to send the outbox again after the hub refused a message for
+    /// now.
+    resend: Resend,
     /// Lane calls to other hosts waiting for their answers, by number.
     calls: HashMap<u64, oneshot::Sender<Result<String, String>>>,
     /// The last lane call number used.
@@ -71,6 +75,7 @@ pub(super) async fn run(
         roster: SentRoster::default(),
         forwarded_to: 0,
         inflight: 0,
+        resend: Resend::default(),
         calls: HashMap::new(),
         last_call: 0,
         later,
@@ -97,6 +102,9 @@ pub(super) async fn run(
                     }
                 }
                 Ok(()) = epoch.changed() => link.pump().await?,
+                () = resend_at(link.resend.due_at()), if link.inflight == 0 => {
+                    link.resend_if_due().await?;
+                }
                 Some(out) = calls.recv() => link.lane_call(out).await?,
                 Some(done) = ready.recv() => link.write(done?).await?,
                 _ = ticker.tick() => match liveness.tick(std::time::Instant::now()) {
@@ -128,6 +136,14 @@ pub(super) async fn run(
             );
             Some(reason)
         }
+    }
+}
+
+/// Waits until `at`, or forever when nothing is to be sent again.
+async fn resend_at(at: Option<std::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -191,9 +207,46 @@ impl Link<'_> {
         self.write(Frame::LaneCall(call)).await
     }
 
+    /// Once a resend is due and every forward is answered, hands the hub
+    /// the whole outbox again from its start (what it refused for now is
+    /// still there, in order).
+    async fn resend_if_due(&mut self) -> Result<(), String> {
+        if self
+            .resend
+            .take_due(std::time::Instant::now(), self.inflight)
+        {
+            tracing::info!("sending the messages the hub could not store again");
+            self.forwarded_to = 0;
+            self.pump().await?;
+        }
+        Ok(())
+    }
+
+    /// Drops a stored message whose frame could never be written (an older
+    /// release accepted it), as if the hub had refused it.
+    async fn drop_unsendable(
+        &mut self,
+        forward: flotilla_actors::federation::Forward,
+        outcome: ForwardOutcome,
+    ) -> Result<(), String> {
+        tracing::warn!(id = %forward.message.id, "a message too large for the hub link is dropped");
+        let stored = self
+            .ctx
+            .commit
+            .submit_forwarded(forward.message.id, outcome)
+            .await
+            .map_err(|e| format!("cannot store: {e}"))?;
+        self.after(async move { stored.await.map(|()| None) });
+        Ok(())
+    }
+
     /// Hands the hub the messages waiting for it, in order, up to the
-    /// window.
+    /// window, each batch after any change of this host's peers (so the
+    /// hub knows every sender first).
     async fn pump(&mut self) -> Result<(), String> {
+        if self.inflight > 0 && self.resend.is_due(std::time::Instant::now()) {
+            return Ok(());
+        }
         while self.inflight < WINDOW {
             let batch = self
                 .ctx
@@ -203,11 +256,23 @@ impl Link<'_> {
             if batch.is_empty() {
                 return Ok(());
             }
-            for (pos, forward) in batch {
-                self.write(Frame::Forward(forward)).await?;
-                self.forwarded_to = pos;
-                self.inflight += 1;
+            let last = batch.last().map(|(pos, _)| *pos);
+            let mut forwards = Vec::with_capacity(batch.len());
+            for (_, forward) in batch {
+                match crate::frame_fit::unsendable(&forward) {
+                    None => forwards.push(forward),
+                    Some(outcome) => self.drop_unsendable(forward, outcome).await?,
+                }
             }
+            let count = forwards.len();
+            let frames = self
+                .roster
+                .lead(&self.ctx.host, &self.ctx.directory(), forwards);
+            for frame in frames {
+                self.write(frame).await?;
+            }
+            self.forwarded_to = last.unwrap_or(self.forwarded_to);
+            self.inflight += count;
         }
         Ok(())
     }
@@ -259,6 +324,13 @@ impl Link<'_> {
                 });
             }
             Frame::Forwarded(verdict) => {
+                match &verdict.outcome {
+                    ForwardOutcome::Refused { code, .. } if code.is_transient() => {
+                        self.resend.refused(std::time::Instant::now());
+                    }
+                    ForwardOutcome::Queued => self.resend.queued(),
+                    ForwardOutcome::Refused { .. } => {}
+                }
                 let stored = self
                     .ctx
                     .commit
@@ -268,6 +340,7 @@ impl Link<'_> {
                 self.after(async move { stored.await.map(|()| None) });
                 // The queue position is past it already: nothing is sent twice.
                 self.inflight = self.inflight.saturating_sub(1);
+                self.resend_if_due().await?;
                 self.pump().await?;
             }
             Frame::Receipt(receipt) => {

@@ -27,9 +27,11 @@ use crate::store::{Depth, HubStore, size_of_message};
 use crate::transport::close;
 use crate::view::{self, HubRosterReply};
 
+mod hold;
 mod policy;
 mod relay;
 
+use hold::Holds;
 use policy::log_refused;
 
 /// A lane's membership in its remote owner's private group.
@@ -160,6 +162,9 @@ pub struct CoreState {
     calls: HashMap<(HostName, HostName, u64), Option<Grant>>,
     /// Each host's budget state, for the operator.
     budgets: crate::budget::BudgetBook,
+    /// Senders whose later messages wait behind one the store could not
+    /// take, per linked host.
+    holds: Holds,
 }
 
 impl Actor for HubCore {
@@ -190,6 +195,7 @@ impl Actor for HubCore {
             pushed: HashMap::new(),
             calls: HashMap::new(),
             budgets: Default::default(),
+            holds: Holds::default(),
         })
     }
 
@@ -255,6 +261,7 @@ impl CoreState {
         }
         self.pushed.insert(host.clone(), (0, 0));
         self.budgets.link_up(&host);
+        self.holds.clear(&host);
         let change = self
             .roster
             .set_online(&host, true, Some(version), Timestamp::now());
@@ -277,6 +284,7 @@ impl CoreState {
         }
         self.links.remove(host);
         self.pushed.remove(host);
+        self.holds.clear(host);
         self.fail_calls_to(host);
         let change = self.roster.set_online(host, false, None, Timestamp::now());
         self.persist(host);
@@ -333,10 +341,15 @@ impl CoreState {
 
     fn on_forward(&mut self, host: &HostName, forward: Forward) {
         let id = forward.message.id.clone();
-        let outcome = match self.admit(host, &forward) {
+        let admitted = self
+            .holds
+            .check(host, &forward.message)
+            .and_then(|()| self.admit(host, &forward));
+        let outcome = match admitted {
             Ok(()) => ForwardOutcome::Queued,
             Err((code, reason)) => {
                 tracing::info!(%host, %id, ?code, "forward refused: {reason}");
+                self.holds.refused(host, &forward.message, code);
                 ForwardOutcome::Refused { code, reason }
             }
         };

@@ -1,0 +1,127 @@
+//! Messages the hub delivers from other hosts, in the host's store: their
+//! acceptance into the inboxes of their recipients here, once per
+//! (sender, id), and the lookup of a received id for a reply.
+//!
+//! Message ids are chosen by clients, so an id names a message only
+//! together with its sender: a message from another host is remembered in
+//! `received` under (id, sender) (schema version 4), and held in
+//! `messages` and the inboxes under [`message_key`], which no id of a
+//! local sender can equal. Messages of local senders keep their bare id
+//! (ids are unique among the senders of one host; the hub and receipts
+//! rely on it). Must not decide who may receive what.
+
+use redb::{ReadableDatabase, ReadableTable, WriteTransaction};
+
+use super::mail::{StoredMessage, bump};
+use super::schema::{HOST_SEQ_KEY, INBOX, MESSAGES, META, PEERS, RECEIVED, SEEN};
+use super::{SeenRecord, Store, StoreError};
+use crate::codec;
+use crate::federation::Deliver;
+use crate::names::{MessageId, PeerId};
+
+const RECORD_LIMIT: usize = codec::HARD_LIMIT;
+
+/// The key of a message from another host in `messages` and the inboxes:
+/// `HOST/NAME/ID` (an id has no `/`, so the key names one sender's id).
+pub(crate) fn message_key(from: &PeerId, id: &MessageId) -> String {
+    format!("{from}/{id}")
+}
+
+/// The message id of a key of `messages` (a bare id, or [`message_key`]).
+pub(crate) fn id_of_key(key: &str) -> &str {
+    key.rsplit('/').next().unwrap_or(key)
+}
+
+/// Whether this (sender, id) was delivered here before: recorded in
+/// `received`, or, for a delivery stored before version 4, in `seen`
+/// under the bare id with the same sender.
+fn delivered_before(txn: &WriteTransaction, d: &Deliver) -> Result<bool, StoreError> {
+    let (id, from) = (d.message.id.as_str(), d.message.from.to_string());
+    if txn
+        .open_table(RECEIVED)?
+        .get((id, from.as_str()))?
+        .is_some()
+    {
+        return Ok(true);
+    }
+    let seen = txn.open_table(SEEN)?;
+    let Some(old) = seen.get(id)? else {
+        return Ok(false);
+    };
+    let old: SeenRecord = codec::decode(old.value(), RECORD_LIMIT)?;
+    Ok(old.from == d.message.from)
+}
+
+/// Stores a message the hub delivers from another host in the inboxes of
+/// its recipients here. A message already stored (a delivery repeated
+/// after a lost acknowledgement) is not stored again; another sender's
+/// message with the same id is another message. Returns the recipients
+/// that are no longer peers of this host.
+pub(crate) fn accept_delivery(
+    txn: &WriteTransaction,
+    d: &Deliver,
+) -> Result<Vec<PeerId>, StoreError> {
+    if delivered_before(txn, d)? {
+        return Ok(Vec::new());
+    }
+    let peers = txn.open_table(PEERS)?;
+    let mut here = Vec::new();
+    let mut gone = Vec::new();
+    for p in &d.to {
+        if peers.get(p.to_string().as_str())?.is_some() {
+            here.push(p.clone());
+        } else {
+            gone.push(p.clone());
+        }
+    }
+    drop(peers);
+    let record = SeenRecord {
+        from: d.message.from.clone(),
+        to: here.clone(),
+        seq: d.message.seq,
+        sent_at: d.message.sent_at,
+    };
+    let from = d.message.from.to_string();
+    txn.open_table(RECEIVED)?.insert(
+        (d.message.id.as_str(), from.as_str()),
+        codec::encode(&record)?.as_slice(),
+    )?;
+    if here.is_empty() {
+        return Ok(gone);
+    }
+    let key = message_key(&d.message.from, &d.message.id);
+    let host_seq = bump(&mut txn.open_table(META)?, HOST_SEQ_KEY)?;
+    let mut inbox = txn.open_table(INBOX)?;
+    for r in &here {
+        inbox.insert((r.to_string().as_str(), host_seq), key.as_str())?;
+    }
+    let stored = StoredMessage {
+        message: d.message.clone(),
+        pending: here.len() as u32,
+    };
+    txn.open_table(MESSAGES)?
+        .insert(key.as_str(), codec::encode(&stored)?.as_slice())?;
+    Ok(gone)
+}
+
+impl Store {
+    /// Every message with this id that `reader` received, from any sender
+    /// (a local one, or ones on other hosts): what a reply answers.
+    pub fn received(&self, reader: &PeerId, id: &MessageId) -> Result<Vec<SeenRecord>, StoreError> {
+        let txn = self.db().begin_read()?;
+        let mut out: Vec<SeenRecord> = Vec::new();
+        if let Some(v) = txn.open_table(SEEN)?.get(id.as_str())? {
+            out.push(codec::decode(v.value(), RECORD_LIMIT)?);
+        }
+        let table = txn.open_table(RECEIVED)?;
+        for row in table.range((id.as_str(), "")..)? {
+            let (key, v) = row?;
+            if key.value().0 != id.as_str() {
+                break;
+            }
+            out.push(codec::decode(v.value(), RECORD_LIMIT)?);
+        }
+        out.retain(|r| r.to.contains(reader));
+        Ok(out)
+    }
+}

@@ -1,0 +1,117 @@
+//! Tests of the outbox against what a review of the message path found
+//! (issue 13, point 7): a transient refusal by the hub, and renames.
+
+use super::*;
+use crate::federation::{ForwardOutcome, ForwardRefusal};
+use crate::names::HostName;
+
+fn host() -> HostName {
+    HostName::new("h").expect("host")
+}
+
+fn states(store: &Store, sender: &str) -> Vec<(String, DeliveryState)> {
+    let sender = PeerId::parse(sender).expect("sender");
+    let mut out = Vec::new();
+    for e in store.outbox(&sender, 10).expect("outbox") {
+        for r in e.recipients {
+            out.push((e.id.to_string(), r.state));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn issue_13_a_transient_refusal_keeps_the_message_queued_for_a_retry() {
+    let (_d, store, q) = fixture().await;
+    q.accept(msg("m1", "h/a", &["w/x"])).await.expect("m1");
+    let refused = ForwardOutcome::Refused {
+        code: ForwardRefusal::Unavailable,
+        reason: "the hub could not store the message (disk full); it will be retried".into(),
+    };
+    q.forwarded(MessageId::new("m1").expect("id"), refused)
+        .await
+        .expect("fwd");
+    assert_eq!(
+        states(&store, "h/a"),
+        [("m1".to_owned(), DeliveryState::Accepted)]
+    );
+    let pending = store.pending_forwards(&host(), 0, 10).expect("pending");
+    assert_eq!(pending.len(), 1, "still to hand to the hub");
+    let a = PeerId::parse("h/a").expect("a");
+    let reason = store.outbox(&a, 1).expect("outbox")[0].recipients[0]
+        .reason
+        .clone()
+        .unwrap_or_default();
+    assert!(reason.contains("retried"), "{reason}");
+    store.verify().expect("the body is still held");
+    q.forwarded(MessageId::new("m1").expect("id"), ForwardOutcome::Queued)
+        .await
+        .expect("retry");
+    assert_eq!(
+        states(&store, "h/a"),
+        [("m1".to_owned(), DeliveryState::Queued)]
+    );
+    assert!(
+        store
+            .pending_forwards(&host(), 0, 10)
+            .expect("p")
+            .is_empty()
+    );
+    store.verify().expect("released");
+}
+
+#[tokio::test]
+async fn issue_13_a_renamed_peer_keeps_what_it_queued_for_the_hub() {
+    let (_d, store, q) = fixture().await;
+    q.accept(msg("m1", "h/a", &["w/x"])).await.expect("m1");
+    q.accept(msg("m2", "h/a", &["h/b", "w/x"]))
+        .await
+        .expect("m2");
+    let (a, a2) = (
+        PeerId::parse("h/a").expect("a"),
+        PeerId::parse("h/a2").expect("a2"),
+    );
+    q.rename_peer(a, a2.clone()).await.expect("rename");
+    let pending = store.pending_forwards(&host(), 0, 10).expect("pending");
+    let from: Vec<String> = pending
+        .iter()
+        .map(|(_, f)| f.message.from.to_string())
+        .collect();
+    assert_eq!(from, ["h/a2", "h/a2"], "sent under the name the hub knows");
+    let shown: Vec<(String, DeliveryState)> = states(&store, "h/a2");
+    assert_eq!(
+        shown,
+        [
+            ("m1".to_owned(), DeliveryState::Accepted),
+            ("m2".to_owned(), DeliveryState::Delivered),
+            ("m2".to_owned(), DeliveryState::Accepted),
+        ]
+    );
+    store.verify().expect("consistent");
+}
+
+#[tokio::test]
+async fn issue_13_a_reused_name_does_not_move_a_sequence_number_backwards() {
+    let (_d, _store, q) = fixture().await;
+    for id in ["m1", "m2", "m3"] {
+        q.accept(msg(id, "h/a", &["h/c"])).await.expect("send");
+    }
+    q.accept(msg("b1", "h/b", &["h/c"])).await.expect("b1");
+    let (a, b) = (
+        PeerId::parse("h/a").expect("a"),
+        PeerId::parse("h/b").expect("b"),
+    );
+    q.remove_peer(a.clone(), true).await.expect("a leaves");
+    q.rename_peer(b.clone(), a.clone())
+        .await
+        .expect("b takes a's name");
+    let seq = |o: AcceptOutcome| match o {
+        AcceptOutcome::Stored(r) | AcceptOutcome::Duplicate(r) => r.seq,
+    };
+    let next = q.accept(msg("m4", "h/a", &["h/c"])).await.expect("m4");
+    assert_eq!(seq(next), 4, "h/a's numbers go on from 3");
+    // The name given up is taken again: its numbers go on too.
+    q.put_peer(peer("h/b", &["g"])).await.expect("rejoin");
+    let again = q.accept(msg("b2", "h/b", &["h/c"])).await.expect("b2");
+    assert_eq!(seq(again), 2, "h/b's numbers go on from 1");
+}

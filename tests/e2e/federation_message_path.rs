@@ -1,0 +1,112 @@
+//! The message path across hosts, against what a line-by-line review found
+//! (issue 13, point 7): real daemons and a real hub. Ids are chosen by
+//! clients, so the same id from two senders is two messages, at the hub and
+//! at the receiving host.
+
+use flotilla_tests::federation::{PATIENCE, host_home, hub_home, run_hub, wait_link};
+use flotilla_tests::{stop_child, wait_until};
+
+use crate::federation::{bodies, collect, outbox_states, start, two_hosts, wait_visible};
+
+#[test]
+fn issue_13_the_same_id_from_senders_on_two_hosts_and_a_local_one_is_three_messages() {
+    let (hub, addr) = hub_home();
+    let mut server = run_hub(&hub);
+    let mut laptop = host_home(&hub, "laptop", &addr);
+    let mut mac = host_home(&hub, "mac", &addr);
+    let mut work = host_home(&hub, "work", &addr);
+    start(&mut laptop, "laptop");
+    start(&mut mac, "mac");
+    start(&mut work, "work");
+    laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
+    mac.ok(&["peer", "join", "tester", "-g", "proj"]);
+    work.ok(&["peer", "join", "builder", "-g", "proj"]);
+    work.ok(&["peer", "join", "local", "-g", "proj"]);
+    wait_visible(&laptop, "lead", "work/builder");
+    wait_visible(&mac, "tester", "work/builder");
+
+    work.ok(&[
+        "send", "--as", "local", "--to", "builder", "--id", "42", "local 42",
+    ]);
+    laptop.ok(&[
+        "send",
+        "--as",
+        "lead",
+        "--to",
+        "work/builder",
+        "--id",
+        "42",
+        "laptop 42",
+    ]);
+    mac.ok(&[
+        "send",
+        "--as",
+        "tester",
+        "--to",
+        "work/builder",
+        "--id",
+        "42",
+        "mac 42",
+    ]);
+    let mut got = bodies(&collect(&work, "builder", 3));
+    got.sort();
+    assert_eq!(got, ["laptop 42", "local 42", "mac 42"]);
+    stop_child(&mut server);
+}
+
+#[test]
+fn issue_13_a_peer_renamed_while_the_hub_is_away_keeps_what_it_queued() {
+    let (hub, mut server, laptop, work) = two_hosts("");
+    stop_child(&mut server);
+    wait_link(&laptop, "the link to go down", |l| {
+        l["state"] != "connected"
+    });
+    laptop.ok(&[
+        "send",
+        "--as",
+        "lead",
+        "--to",
+        "work/builder",
+        "before the rename",
+    ]);
+    laptop.ok(&["peer", "rename", "lead", "chief"]);
+    assert_eq!(outbox_states(&laptop, "chief"), ["work/builder=accepted"]);
+    let mut server = run_hub(&hub);
+    let got = collect(&work, "builder", 1);
+    assert_eq!(got[0]["from"], "laptop/chief");
+    assert_eq!(bodies(&got), ["before the rename"]);
+    wait_until("the outbox to show the delivery", PATIENCE, || {
+        outbox_states(&laptop, "chief") == ["work/builder=delivered"]
+    });
+    stop_child(&mut server);
+}
+
+#[test]
+fn issue_13_a_message_over_the_frame_limit_is_refused_and_does_not_wedge_the_link() {
+    let (hub, addr) = hub_home();
+    let mut server = run_hub(&hub);
+    let mut laptop = host_home(&hub, "laptop", &addr);
+    let mut work = host_home(&hub, "work", &addr);
+    let config = std::fs::read_to_string(laptop.path().join("config.toml")).expect("config");
+    laptop.write_config(&format!("max_message_bytes = 16777216\n{config}"));
+    start(&mut laptop, "laptop");
+    start(&mut work, "work");
+    laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
+    work.ok(&["peer", "join", "builder", "-g", "proj"]);
+    wait_visible(&laptop, "lead", "work/builder");
+
+    let big = vec![b'x'; 9 * 1024 * 1024];
+    let out = laptop.run_with_stdin(&["send", "--as", "lead", "--to", "work/builder", "-"], &big);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a 9 MiB message for another host is refused"
+    );
+    assert!(
+        stderr.contains("8388608"),
+        "the error names the limit: {stderr}"
+    );
+    laptop.ok(&["send", "--as", "lead", "--to", "work/builder", "after"]);
+    assert_eq!(bodies(&collect(&work, "builder", 1)), ["after"]);
+    stop_child(&mut server);
+}
