@@ -1,7 +1,8 @@
 //! Mutations of a seed: the edits a fuzzer makes to valid input to reach
 //! the decoder's error paths (flip, insert, delete, truncate, splice,
-//! repeat, a boundary byte, a dictionary token). Positions are taken
-//! modulo the input's length, so every edit applies to every input.
+//! repeat, a boundary byte, a dictionary token inserted or put in place of
+//! a word). Positions are taken modulo the input's length, so every edit
+//! applies to every input.
 
 use proptest::prelude::*;
 
@@ -68,6 +69,15 @@ pub enum Edit {
         /// Which token.
         token: usize,
     },
+    /// Put a dictionary token in place of the word (a run of letters,
+    /// digits, `.`, `-`, `_` or `+`) at a position: a value of a text
+    /// format becomes another (`900.0` becomes `nan`).
+    Replace {
+        /// Where.
+        at: usize,
+        /// Which token.
+        token: usize,
+    },
 }
 
 const BOUNDARIES: [u8; 8] = [0, 1, 0x7f, 0x80, 0xfb, 0xfc, 0xfe, 0xff];
@@ -91,6 +101,7 @@ pub(super) fn edit() -> impl Strategy<Value = Edit> {
         }),
         (at, 1u8..16, 1u8..8).prop_map(|(at, len, times)| Edit::Repeat { at, len, times }),
         (at, any::<usize>()).prop_map(|(at, token)| Edit::Token { at, token }),
+        (at, any::<usize>()).prop_map(|(at, token)| Edit::Replace { at, token }),
     ]
 }
 
@@ -152,7 +163,31 @@ fn apply(out: &mut Vec<u8>, edit: &Edit, seeds: &[Vec<u8>], dictionary: &[Vec<u8
                 out.splice(at..at, t.iter().copied());
             }
         }
+        Edit::Replace { at, token } => {
+            if let (Some(i), Some(t)) = (byte(at), dictionary.get(token % dictionary.len().max(1)))
+            {
+                let (start, end) = word(out, i);
+                out.splice(start..end, t.iter().copied());
+            }
+        }
     }
+}
+
+/// The word around byte `i`: empty at `i` when it is not in one.
+fn word(bytes: &[u8], i: usize) -> (usize, usize) {
+    let in_word = |b: &u8| b.is_ascii_alphanumeric() || b"._-+".contains(b);
+    if !bytes.get(i).is_some_and(in_word) {
+        return (i, i);
+    }
+    let start = bytes[..i]
+        .iter()
+        .rposition(|b| !in_word(b))
+        .map_or(0, |p| p + 1);
+    let end = bytes[i..]
+        .iter()
+        .position(|b| !in_word(b))
+        .map_or(bytes.len(), |p| i + p);
+    (start, end)
 }
 
 #[cfg(test)]
@@ -185,6 +220,9 @@ mod tests {
         };
         assert_eq!(one(b"ab", repeat), b"aaab");
         assert_eq!(one(b"ab", Edit::Token { at: 1, token: 9 }), b"a<t>b");
+        let replace = |at| one(b"x = 900.0\n", Edit::Replace { at, token: 0 });
+        assert_eq!(replace(6), b"x = <t>\n");
+        assert_eq!(replace(2), b"x <t>= 900.0\n");
     }
 
     #[test]
