@@ -8,6 +8,8 @@ use std::time::Duration;
 use flotilla_actors::names::HostName;
 use serde::{Deserialize, Serialize};
 
+#[cfg(test)]
+mod fuzz_tests;
 mod hub_server;
 
 pub use hub_server::{HubServerConfig, write_hub_server};
