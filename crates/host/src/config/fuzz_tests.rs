@@ -90,3 +90,21 @@ fn fuzz_config_file() {
     };
     fuzz(target, check);
 }
+
+/// Found by `fuzz_config_file` (issue 13): `lane_stall_secs = nan` was
+/// accepted, and the daemon panicked when a lane turn asked for its stall
+/// limit (`Duration::from_secs_f64(NaN)`).
+#[test]
+fn issue_13_a_nan_lane_stall_is_refused() {
+    let err = HostConfig::parse("lane_stall_secs = nan").expect_err("nan");
+    assert!(err.contains("lane_stall_secs"), "{err}");
+    for (text, secs) in [("inf", 7.0 * 86_400.0), ("-inf", 0.1), ("0.0", 0.1)] {
+        let config = HostConfig::parse(&format!("lane_stall_secs = {text}")).expect(text);
+        assert_eq!(config.lane_stall(), Duration::from_secs_f64(secs), "{text}");
+    }
+    let config = HostConfig {
+        lane_stall_secs: f64::NAN,
+        ..HostConfig::default()
+    };
+    assert_eq!(config.lane_stall(), HostConfig::default().lane_stall());
+}
