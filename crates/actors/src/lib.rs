@@ -8,6 +8,10 @@
 pub mod codec;
 pub mod directory;
 pub mod federation;
+#[cfg(test)]
+mod fuzz_tests;
+#[cfg(any(test, feature = "test-support"))]
+pub mod fuzzing;
 pub mod lane;
 pub mod model;
 pub mod names;

@@ -95,7 +95,12 @@ impl GroupsFile {
                 return Err(StoreError::Io { path, source }.into());
             }
         };
-        let parsed: GroupsToml = toml::from_str(&text).map_err(|e| GroupsFileError::Parse {
+        self.parse(&text)
+    }
+
+    /// Reads the list from the file's text; errors name the file.
+    pub fn parse(&self, text: &str) -> Result<GroupPolicy, GroupsFileError> {
+        let parsed: GroupsToml = toml::from_str(text).map_err(|e| GroupsFileError::Parse {
             path: self.path.clone(),
             reason: e.message().to_owned(),
         })?;
@@ -111,6 +116,13 @@ impl GroupsFile {
 
     /// Writes `policy` (replacing the file, comments included).
     pub fn save(&self, policy: &GroupPolicy) -> Result<(), GroupsFileError> {
+        let text = self.render(policy)?;
+        private_file::write_bytes(&self.path, text.as_bytes())?;
+        Ok(())
+    }
+
+    /// The file's text for `policy`, as [`GroupsFile::save`] writes it.
+    pub fn render(&self, policy: &GroupPolicy) -> Result<String, GroupsFileError> {
         let groups = policy
             .listed()
             .iter()
@@ -123,8 +135,7 @@ impl GroupsFile {
             path: self.path.clone(),
             reason: e.to_string(),
         })?;
-        private_file::write_bytes(&self.path, format!("{HEADER}{body}").as_bytes())?;
-        Ok(())
+        Ok(format!("{HEADER}{body}"))
     }
 
     /// Loads, changes with `edit`, and saves if `edit` says it changed
@@ -171,6 +182,10 @@ pub async fn watch(file: GroupsFile, core: CoreRef, shutdown: impl Future<Output
         }
     }
 }
+
+#[cfg(test)]
+#[path = "groups_file_fuzz.rs"]
+mod fuzz;
 
 #[cfg(test)]
 mod tests {

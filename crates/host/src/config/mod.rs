@@ -8,6 +8,8 @@ use std::time::Duration;
 use flotilla_actors::names::HostName;
 use serde::{Deserialize, Serialize};
 
+#[cfg(test)]
+mod fuzz_tests;
 mod hub_server;
 
 pub use hub_server::{HubServerConfig, write_hub_server};
@@ -180,6 +182,9 @@ impl HostConfig {
         if config.max_message_bytes == 0 || config.max_message_bytes > 16 * 1024 * 1024 {
             return Err("max_message_bytes must be between 1 and 16777216\n".into());
         }
+        if config.lane_stall_secs.is_nan() {
+            return Err("lane_stall_secs must be a number of seconds, not nan\n".into());
+        }
         config.hub_target()?;
         if config
             .hub_server
@@ -207,7 +212,11 @@ impl HostConfig {
 
     /// How long a lane turn may make no progress before the watchdog acts.
     pub fn lane_stall(&self) -> Duration {
-        Duration::from_secs_f64(self.lane_stall_secs.clamp(0.1, 7.0 * 86_400.0))
+        let secs = match self.lane_stall_secs {
+            s if s.is_nan() => Self::default().lane_stall_secs,
+            s => s.clamp(0.1, 7.0 * 86_400.0),
+        };
+        Duration::from_secs_f64(secs)
     }
 
     /// The hub to link to, if any: `hub` with `hub_name`, or the host part

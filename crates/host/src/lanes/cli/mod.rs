@@ -11,6 +11,8 @@ mod codex;
 mod codex_rollout;
 mod common;
 mod exec;
+#[cfg(test)]
+mod fuzz_tests;
 mod gemini;
 mod grok;
 mod interactive;
