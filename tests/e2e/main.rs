@@ -10,6 +10,7 @@ mod control_limits;
 mod crash;
 mod daemon;
 mod discovery;
+mod docs;
 mod enroll;
 mod federation;
 mod federation_message_path;
