@@ -15,9 +15,10 @@ use flotilla_tests::vendor::{CliKind, VendorEnv, default_model};
 use flotilla_tests::{TestHome, process_running, wait_until};
 use serde_json::{Value, json};
 
-const PATIENCE: Duration = Duration::from_secs(60);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
 
-fn roster_peer(home: &TestHome, id: &str) -> Option<Value> {
+/// Peer `id` in this host's roster, if it is there.
+pub(crate) fn roster_peer(home: &TestHome, id: &str) -> Option<Value> {
     let roster = home.json(&["roster"]);
     roster["peers"]
         .as_array()

@@ -18,17 +18,7 @@ use flotilla_tests::vendor::{CliKind, VendorEnv, default_model};
 use flotilla_tests::{TestHome, process_running, wait_until};
 use serde_json::{Value, json};
 
-const PATIENCE: Duration = Duration::from_secs(60);
-
-fn roster_peer(home: &TestHome, id: &str) -> Option<Value> {
-    let roster = home.json(&["roster"]);
-    roster["peers"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|p| p["id"] == id)
-        .cloned()
-}
+use crate::sessions::{PATIENCE, roster_peer};
 
 fn carried(server: &ModelServer, mark: &str) -> bool {
     server
