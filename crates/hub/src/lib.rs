@@ -11,6 +11,7 @@
 
 pub mod attempts;
 pub mod budget;
+mod budget_pace;
 pub mod control;
 pub mod core;
 pub mod discovery;

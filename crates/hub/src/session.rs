@@ -20,7 +20,8 @@ use flotilla_actors::tls;
 use tokio::sync::broadcast;
 
 use crate::attempts::{Attempt, AttemptLimiter};
-use crate::budget::{BudgetEvent, BudgetLimits, Charge, LinkBudget};
+use crate::budget::{BudgetEvent, BudgetLimits};
+use crate::budget_pace::BudgetPace;
 use crate::core::{CoreMsg, CoreRef, LinkHandle};
 use crate::endpoint::LinkEvent;
 use crate::outbound::{Outbound, OutboundError, outbound};
@@ -338,55 +339,6 @@ impl LinkReader<'_> {
                 host: host.clone(),
                 event,
             });
-        }
-    }
-}
-
-/// A link's budget applied: waits out what is over it and reports the
-/// changes (slowed at most once a second).
-struct BudgetPace {
-    budget: LinkBudget,
-    slowed: Duration,
-    reported: Instant,
-    is_slow: bool,
-}
-
-impl BudgetPace {
-    fn new(limits: BudgetLimits) -> Self {
-        Self {
-            budget: LinkBudget::new(limits, Instant::now()),
-            slowed: Duration::ZERO,
-            reported: Instant::now(),
-            is_slow: false,
-        }
-    }
-
-    /// Charges a frame of `size` bytes; the reason when the host is cut.
-    async fn pace(&mut self, size: usize, report: impl Fn(BudgetEvent)) -> Option<String> {
-        match self.budget.charge(Instant::now(), size) {
-            Charge::Within => {
-                if self.is_slow {
-                    report(BudgetEvent::Slowed(std::mem::take(&mut self.slowed)));
-                    report(BudgetEvent::Within);
-                    self.is_slow = false;
-                }
-                None
-            }
-            Charge::Slow(wait) => {
-                tokio::time::sleep(wait).await;
-                self.slowed += wait;
-                self.is_slow = true;
-                if self.reported.elapsed() >= Duration::from_secs(1) {
-                    report(BudgetEvent::Slowed(std::mem::take(&mut self.slowed)));
-                    self.reported = Instant::now();
-                }
-                None
-            }
-            Charge::Cut(reason) => {
-                report(BudgetEvent::Slowed(std::mem::take(&mut self.slowed)));
-                report(BudgetEvent::Cut(reason.clone()));
-                Some(reason)
-            }
         }
     }
 }
