@@ -65,14 +65,46 @@ pub struct HubServerConfig {
 }
 
 impl HubServerConfig {
+    /// Refuses the values that would make the hub unusable, naming the key.
+    pub(super) fn check(&self) -> Result<(), String> {
+        if self.queue_ttl_secs == 0 {
+            return Err("[hub_server] queue_ttl_secs must be at least 1 (seconds): 0 would drop every queued message at once; leave it out for the default of 7 days\n".into());
+        }
+        let zeros = [
+            (
+                "link_queue_bytes",
+                self.link_queue_bytes,
+                "every link would be closed at its first frame",
+            ),
+            (
+                "host_frames_per_sec",
+                self.host_frames_per_sec,
+                "no host could send anything",
+            ),
+            (
+                "host_bytes_per_sec",
+                self.host_bytes_per_sec,
+                "no host could send anything",
+            ),
+        ];
+        for (key, value, why) in zeros {
+            if value == Some(0) {
+                return Err(format!(
+                    "[hub_server] {key} must be at least 1: with 0 {why}; leave it out for the default\n"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// What one host may send (the defaults where a key is absent).
     pub fn host_budget(&self) -> flotilla_hub::budget::BudgetLimits {
         let mut limits = flotilla_hub::budget::BudgetLimits::default();
         if let Some(n) = self.host_frames_per_sec {
-            limits.frames_per_sec = n.max(1) as f64;
+            limits.frames_per_sec = n as f64;
         }
         if let Some(n) = self.host_bytes_per_sec {
-            limits.bytes_per_sec = n.max(1) as f64;
+            limits.bytes_per_sec = n as f64;
         }
         if let Some(n) = self.host_budget_cut_secs {
             limits.cut_after = Duration::from_secs(n);

@@ -186,12 +186,8 @@ impl HostConfig {
             return Err("lane_stall_secs must be a number of seconds, not nan\n".into());
         }
         config.hub_target()?;
-        if config
-            .hub_server
-            .as_ref()
-            .is_some_and(|h| h.queue_ttl_secs == 0)
-        {
-            return Err("[hub_server] queue_ttl_secs must be at least 1 (seconds): 0 would drop every queued message at once; leave it out for the default of 7 days\n".into());
+        if let Some(hub) = &config.hub_server {
+            hub.check()?;
         }
         Ok(config)
     }
@@ -336,6 +332,19 @@ mod tests {
         assert!(HostConfig::parse(&hub("queue_ttl_secs = 60\n")).is_ok());
         let err = HostConfig::parse(&hub("queue_ttl_secs = 0\n")).expect_err("zero");
         assert!(err.contains("queue_ttl_secs"), "{err}");
+        // Issue 13, point 4: a zero bound would cut every link, or every host.
+        for key in [
+            "link_queue_bytes",
+            "host_frames_per_sec",
+            "host_bytes_per_sec",
+        ] {
+            assert!(
+                HostConfig::parse(&hub(&format!("{key} = 5\n"))).is_ok(),
+                "{key}"
+            );
+            let err = HostConfig::parse(&hub(&format!("{key} = 0\n"))).expect_err(key);
+            assert!(err.contains(key) && err.contains("at least 1"), "{err}");
+        }
     }
 
     #[test]
