@@ -83,8 +83,21 @@ pub(crate) async fn liar_session(
     name: &str,
     addr: &str,
 ) -> HubSession {
+    liar_session_with(home, name, addr, None).await
+}
+
+/// [`liar_session`] with the client's own QUIC transport settings.
+pub(crate) async fn liar_session_with(
+    home: &flotilla_tests::TestHome,
+    name: &str,
+    addr: &str,
+    transport: Option<quinn::TransportConfig>,
+) -> HubSession {
     let certs = CertPaths::new(home.path().join("certs"));
-    let config = host_client_config(&certs).expect("client config");
+    let mut config = host_client_config(&certs).expect("client config");
+    if let Some(transport) = transport {
+        config.transport_config(std::sync::Arc::new(transport));
+    }
     let endpoint =
         quinn::Endpoint::client((std::net::Ipv4Addr::LOCALHOST, 0).into()).expect("endpoint");
     let hub_addr: SocketAddr = addr.parse().expect("addr");

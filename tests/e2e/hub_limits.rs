@@ -11,7 +11,7 @@ use flotilla_actors::federation::{Frame, Hello};
 use flotilla_tests::federation::{host_home, hub_home, link, run_hub, wait_link};
 use flotilla_tests::wait_until;
 
-use crate::federation_rules::liar_session;
+use crate::federation_rules::{liar_session, liar_session_with};
 
 use flotilla_actors::names::HostName;
 use flotilla_hub::setup::{CertPaths, host_client_config};
@@ -50,19 +50,10 @@ fn budget_of(hub: &flotilla_tests::TestHome, host: &str) -> serde_json::Value {
 /// `liar`'s session, whose QUIC receive windows hold only a few frames,
 /// so what it does not read soon waits at the hub.
 async fn reluctant_session(home: &flotilla_tests::TestHome, addr: &str) -> HubSession {
-    let certs = CertPaths::new(home.path().join("certs"));
-    let mut config = host_client_config(&certs).expect("client config");
     let mut transport = quinn::TransportConfig::default();
     transport.stream_receive_window(quinn::VarInt::from_u32(1024));
     transport.receive_window(quinn::VarInt::from_u32(4096));
-    config.transport_config(std::sync::Arc::new(transport));
-    let endpoint =
-        quinn::Endpoint::client((std::net::Ipv4Addr::LOCALHOST, 0).into()).expect("endpoint");
-    let options = ConnectOptions::new(addr.parse().expect("addr"), "hub.test", config);
-    let hello = Hello::new(HostName::new("liar").expect("host"));
-    flotilla_hub::connect(&endpoint, &options, hello)
-        .await
-        .expect("the liar's certificate is valid")
+    liar_session_with(home, "liar", addr, Some(transport)).await
 }
 
 #[test]

@@ -33,16 +33,7 @@ pub(crate) fn unique(n: u32) -> String {
 /// Whether a lane's command (not its shim, whose command line names the
 /// command before the daemon's go lets it run) with `marker` runs.
 pub(crate) fn running_with(marker: &str) -> bool {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .any(|e| {
-            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
-                let line = String::from_utf8_lossy(&c).replace('\0', " ");
-                line.contains(marker) && !line.contains("lane-shim")
-            })
-        })
+    flotilla_tests::process_running_except(marker, Some("lane-shim"))
 }
 
 #[test]

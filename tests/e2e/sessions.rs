@@ -243,6 +243,33 @@ fn the_session_hooks_hand_each_message_over_once() {
     let thread = std::fs::read_to_string(home.path().join("run/sessions/s1.codex-thread"))
         .expect("the recorded thread");
     assert_eq!(thread, "01a2-bc");
+    // Input that is not a hook's (junk, a forged id) records nothing, and
+    // the hook still answers without failing the CLI.
+    home.ok(&["send", "--as", "lead", "--to", "s1", "HOOK-MARK four"]);
+    for junk in [&b"not json"[..], br#"{"session_id": "../../etc"}"#] {
+        let out = home.run_with_stdin(
+            &[
+                "hook",
+                "drain",
+                "PostToolUse",
+                "--as",
+                "s1",
+                "--record-thread",
+            ],
+            junk,
+        );
+        assert_eq!(out.status.code(), Some(0));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("flotilla hook"));
+    }
+    let thread = std::fs::read_to_string(home.path().join("run/sessions/s1.codex-thread"))
+        .expect("the recorded thread");
+    assert_eq!(thread, "01a2-bc", "kept");
+    let inbox = home.json(&["inbox", "--as", "s1"]);
+    assert_eq!(
+        inbox["messages"],
+        json!([]),
+        "handed over all the same: {inbox}"
+    );
 }
 
 /// A waiter for a name that is not a peer here (a session that left, a

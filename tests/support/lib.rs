@@ -69,18 +69,21 @@ pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool)
 
 /// Whether any process has `needle` in its command line (Linux /proc).
 pub fn process_running(needle: &str) -> bool {
+    process_running_except(needle, None)
+}
+
+/// Like [`process_running`], leaving out processes whose command line
+/// also holds `except`.
+pub fn process_running_except(needle: &str, except: Option<&str>) -> bool {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .flatten()
         .any(|e| {
-            std::fs::read(e.path().join("cmdline"))
-                .map(|c| {
-                    String::from_utf8_lossy(&c)
-                        .replace('\0', " ")
-                        .contains(needle)
-                })
-                .unwrap_or(false)
+            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+                let line = String::from_utf8_lossy(&c).replace('\0', " ");
+                line.contains(needle) && except.is_none_or(|x| !line.contains(x))
+            })
         })
 }
 

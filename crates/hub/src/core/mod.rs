@@ -22,6 +22,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 use crate::grants::SessionGrants;
 use crate::group_policy::GroupPolicy;
+use crate::outbound::OutboundError;
 use crate::roster::{Change, HubRoster};
 use crate::store::{Depth, HubStore, size_of_message};
 use crate::transport::close;
@@ -247,10 +248,16 @@ impl Actor for HubCore {
 
 impl CoreState {
     fn send(&self, host: &HostName, frame: Frame) {
-        if let Some(link) = self.links.get(host)
-            && let Err(e) = link.tx.send(&frame)
-        {
-            tracing::warn!(%host, kind = frame.kind(), "not sent: {e}");
+        let Some(link) = self.links.get(host) else {
+            return;
+        };
+        match link.tx.send(&frame) {
+            Ok(()) => {}
+            // Ending: its LinkDown is on the way.
+            Err(OutboundError::Closed) => {
+                tracing::debug!(%host, kind = frame.kind(), "not sent: the link has ended")
+            }
+            Err(e) => tracing::warn!(%host, kind = frame.kind(), "not sent: {e}"),
         }
     }
 
