@@ -29,6 +29,8 @@ const MAX_TEXT: usize = 96 * 1024;
 const QUEUE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long to wait before looking for the session's thread again.
 const NO_THREAD_YET: Duration = Duration::from_secs(1);
+/// The longest wait between failed hand-overs.
+const MAX_RETRY: Duration = Duration::from_secs(30);
 /// The most hook input read (Codex sends a small JSON object).
 const MAX_INPUT: u64 = 1024 * 1024;
 
@@ -41,6 +43,9 @@ pub(super) async fn relay(env: &Env, who: &HookArgs, codex: &str) -> Result<u8> 
         return Ok(OK);
     }
     let deadline = tokio::time::Instant::now() + MAX_WAIT;
+    // After a failed hand-over, the next waits longer (up to 30 s), so a
+    // Codex that keeps refusing neither spins nor fills the log.
+    let mut retry = NO_THREAD_YET;
     while tokio::time::Instant::now() < deadline && session_alive(who) {
         match message_waits(env, who).await {
             None => return Ok(OK),
@@ -51,9 +56,16 @@ pub(super) async fn relay(env: &Env, who: &HookArgs, codex: &str) -> Result<u8> 
             tokio::time::sleep(NO_THREAD_YET).await;
             continue;
         };
-        if let Err(e) = hand_over(env, who, codex, &thread).await {
-            eprintln!("flotilla hook relay: {e:#}");
-            tokio::time::sleep(NO_THREAD_YET).await;
+        match hand_over(env, who, codex, &thread).await {
+            Ok(()) => retry = NO_THREAD_YET,
+            Err(e) => {
+                eprintln!(
+                    "flotilla hook relay: {e:#} (again in {} s)",
+                    retry.as_secs()
+                );
+                tokio::time::sleep(retry).await;
+                retry = (retry * 2).min(MAX_RETRY);
+            }
         }
     }
     Ok(OK)
