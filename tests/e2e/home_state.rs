@@ -109,6 +109,7 @@ fn issue_13_the_store_logs_and_lane_files_are_created_private() {
         "logs/daemon.stderr",
         "logs/daemon.log",
         "run/daemon.pid",
+        "run/control.sock",
     ] {
         assert_eq!(mode(&home.path().join(name)), 0o600, "{name}");
     }
@@ -120,11 +121,13 @@ fn issue_13_the_store_logs_and_lane_files_are_created_private() {
     let (hub, _) = hub_home();
     let mut server = run_hub(&hub);
     let store = hub.path().join("state/hub.redb");
+    let socket = hub.path().join("run/hub.sock");
     wait_until(
-        "the hub's store",
+        "the hub's store and control socket",
         std::time::Duration::from_secs(20),
-        || store.exists(),
+        || store.exists() && socket.exists(),
     );
+    assert_eq!(mode(&socket), 0o600, "hub.sock");
     assert_eq!(mode(&store), 0o600, "hub.redb");
     stop_child(&mut server);
     assert_eq!(open_files(&hub), Vec::<String>::new());

@@ -5,7 +5,10 @@
 //! so a file that must be private is created here first, mode 0600, and
 //! only then handed to whoever writes it: there is no moment when another
 //! user could open it. A file that exists with a looser mode (made by an
-//! older release) has its group and other bits taken away.
+//! older release) has its group and other bits taken away. A control
+//! socket is bound under a temporary name, made private, and only then
+//! renamed into place, so no client can connect while it is still open to
+//! others.
 
 use std::fs::{self, File, OpenOptions, Permissions};
 use std::io;
@@ -54,6 +57,23 @@ fn tighten(file: &File) -> io::Result<()> {
     Ok(())
 }
 
+/// Binds a Unix socket at `path` that only its owner may connect to,
+/// replacing a stale socket left there. Non-blocking, for an async runtime.
+pub fn bind_socket(path: &Path) -> io::Result<std::os::unix::net::UnixListener> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let staging = path.with_file_name(format!(".{name}.{}.binding", std::process::id()));
+    let _ = fs::remove_file(&staging);
+    let listener = std::os::unix::net::UnixListener::bind(&staging)?;
+    let placed = fs::set_permissions(&staging, Permissions::from_mode(PRIVATE_MODE))
+        .and_then(|()| fs::rename(&staging, path));
+    if let Err(e) = placed {
+        let _ = fs::remove_file(&staging);
+        return Err(e);
+    }
+    listener.set_nonblocking(true)?;
+    Ok(listener)
+}
+
 /// Whether `path` exists and holds at least one byte.
 pub fn has_content(path: &Path) -> bool {
     fs::metadata(path).is_ok_and(|m| m.len() > 0)
@@ -90,5 +110,20 @@ mod tests {
         write(&path, b"new").expect("write");
         assert_eq!(fs::read_to_string(&path).expect("read"), "new");
         assert_eq!(mode(&path), 0o600);
+    }
+
+    #[test]
+    fn a_socket_is_private_replaces_a_stale_one_and_leaves_no_staging_name() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("d.sock");
+        fs::write(&path, "stale").expect("stale");
+        let _listener = bind_socket(&path).expect("bind");
+        assert_eq!(mode(&path), 0o600);
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("d.sock")]);
+        std::os::unix::net::UnixStream::connect(&path).expect("connect");
     }
 }

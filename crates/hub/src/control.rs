@@ -65,11 +65,7 @@ pub enum HubControlError {
 
 /// Binds the socket at `path` (replacing a stale one), owner-only.
 pub fn bind(path: &Path) -> Result<UnixListener, std::io::Error> {
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::remove_file(path);
-    let listener = UnixListener::bind(path)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-    Ok(listener)
+    UnixListener::from_std(flotilla_actors::private_file::bind_socket(path)?)
 }
 
 /// Serves requests until the task is dropped.

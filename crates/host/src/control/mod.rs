@@ -12,7 +12,6 @@ mod dispatch;
 pub(crate) use dispatch::dispatch;
 mod lanes;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -94,14 +93,7 @@ impl Actor for ControlServer {
 
 /// Binds the socket, replacing a stale file, readable by the owner only.
 fn bind(path: &std::path::Path) -> std::io::Result<UnixListener> {
-    match std::fs::remove_file(path) {
-        Ok(()) => tracing::debug!(path = %path.display(), "removed a stale socket"),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
-    let listener = UnixListener::bind(path)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-    Ok(listener)
+    UnixListener::from_std(flotilla_actors::private_file::bind_socket(path)?)
 }
 
 async fn accept_loop(listener: UnixListener, ctx: Arc<HostContext>) {
