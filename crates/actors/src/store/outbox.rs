@@ -23,6 +23,10 @@ use crate::names::{MessageId, PeerId};
 const RECORD_LIMIT: usize = codec::HARD_LIMIT;
 /// Outbox entries kept per sender; older ones in a final state are pruned.
 pub const OUTBOX_KEEP: u64 = 1000;
+/// How many of a sender's oldest entries one message looks at to prune.
+const PRUNE_SCAN: usize = 16;
+/// An entry the hub took but never answered for is pruned after 30 days.
+const OUTBOX_STALE_MS: u64 = 30 * 24 * 3600 * 1000;
 const OUT_SEQ_KEY: &str = "out_seq";
 
 /// Where a message stands for one recipient.
@@ -126,24 +130,40 @@ pub(crate) fn record_sent(
     let mut sent_by = txn.open_table(SENT_BY)?;
     sent_by.insert((from.as_str(), message.seq), message.id.as_str())?;
     if let Some(old_seq) = message.seq.checked_sub(OUTBOX_KEEP) {
-        prune(txn, &mut sent_by, &from, old_seq)?;
+        prune(txn, &mut sent_by, &from, old_seq, message.sent_at)?;
     }
     Ok(())
 }
 
+/// Prunes the sender's entries numbered `upto` and below, oldest first,
+/// looking at most at [`PRUNE_SCAN`] of them: those in a final state, and
+/// those older than [`OUTBOX_STALE_MS`] that no longer hold a body for the
+/// hub (a receipt that never came). An entry left now is looked at again
+/// at the sender's next message, so none stays for good.
 fn prune(
     txn: &WriteTransaction,
     sent_by: &mut redb::Table<(&str, u64), &str>,
     from: &str,
-    seq: u64,
+    upto: u64,
+    now: Timestamp,
 ) -> Result<(), StoreError> {
-    let Some(id) = sent_by.get((from, seq))?.map(|v| v.value().to_owned()) else {
-        return Ok(());
-    };
-    let done = entry(txn, &id)?.is_none_or(|e| e.recipients.iter().all(|r| r.state.is_final()));
-    if done {
-        sent_by.remove((from, seq))?;
-        txn.open_table(OUTGOING)?.remove(id.as_str())?;
+    let mut old = Vec::new();
+    for row in sent_by.range((from, 0)..=(from, upto))?.take(PRUNE_SCAN) {
+        let (k, v) = row?;
+        old.push((k.value().1, v.value().to_owned()));
+    }
+    for (seq, id) in old {
+        let gone = match entry(txn, &id)? {
+            None => true,
+            Some(e) => {
+                e.recipients.iter().all(|r| r.state.is_final())
+                    || (e.out_seq.is_none() && now.0.saturating_sub(e.sent_at.0) > OUTBOX_STALE_MS)
+            }
+        };
+        if gone {
+            sent_by.remove((from, seq))?;
+            txn.open_table(OUTGOING)?.remove(id.as_str())?;
+        }
     }
     Ok(())
 }

@@ -115,3 +115,57 @@ async fn issue_13_a_reused_name_does_not_move_a_sequence_number_backwards() {
     let again = q.accept(msg("b2", "h/b", &["h/c"])).await.expect("b2");
     assert_eq!(seq(again), 2, "h/b's numbers go on from 1");
 }
+
+/// Sends `n` local messages from h/a to h/b, ids `PREFIX-i`.
+async fn send_local(q: &CommitQueue, prefix: &str, n: usize) {
+    let batch: Vec<_> = (0..n)
+        .map(|i| msg(&format!("{prefix}-{i}"), "h/a", &["h/b"]))
+        .collect();
+    for m in batch {
+        q.accept(m).await.expect("send");
+    }
+}
+
+#[tokio::test]
+async fn issue_13_an_entry_not_final_when_it_fell_behind_is_pruned_once_final() {
+    let (_d, store, q) = fixture().await;
+    q.accept(msg("far", "h/a", &["w/x"])).await.expect("far");
+    send_local(&q, "early", OUTBOX_KEEP as usize + 5).await;
+    let far = MessageId::new("far").expect("id");
+    assert!(
+        store.outbox_entry(&far).expect("entry").is_some(),
+        "kept while the hub has not answered"
+    );
+    q.forwarded(far.clone(), ForwardOutcome::Queued)
+        .await
+        .expect("queued");
+    let delivered = crate::federation::Receipt {
+        seq: 1,
+        id: far.clone(),
+        to: vec![PeerId::parse("w/x").expect("x")],
+        state: crate::federation::ReceiptState::Delivered,
+    };
+    q.receipt(delivered).await.expect("receipt");
+    send_local(&q, "late", 1).await;
+    assert_eq!(store.outbox_entry(&far).expect("entry"), None, "pruned");
+    let a = PeerId::parse("h/a").expect("a");
+    let kept = store.outbox(&a, 5000).expect("outbox").len() as u64;
+    assert!(kept <= OUTBOX_KEEP + 1, "{kept} entries kept");
+    store.verify().expect("consistent");
+}
+
+#[tokio::test]
+async fn issue_13_an_entry_whose_receipt_never_came_is_pruned_after_thirty_days() {
+    let (_d, store, q) = fixture().await;
+    q.accept(msg("lost", "h/a", &["w/x"])).await.expect("lost");
+    let lost = MessageId::new("lost").expect("id");
+    q.forwarded(lost.clone(), ForwardOutcome::Queued)
+        .await
+        .expect("queued");
+    send_local(&q, "soon", OUTBOX_KEEP as usize + 1).await;
+    assert!(store.outbox_entry(&lost).expect("entry").is_some(), "kept");
+    let mut later = msg("later", "h/a", &["h/b"]);
+    later.sent_at = Timestamp(2 + 31 * 24 * 3600 * 1000);
+    q.accept(later).await.expect("later");
+    assert_eq!(store.outbox_entry(&lost).expect("entry"), None, "pruned");
+}
