@@ -110,3 +110,57 @@ fn issue_13_a_message_over_the_frame_limit_is_refused_and_does_not_wedge_the_lin
     assert_eq!(bodies(&collect(&work, "builder", 1)), ["after"]);
     stop_child(&mut server);
 }
+
+#[test]
+fn issue_13_the_queue_to_an_absent_hub_is_bounded_and_refuses_clearly() {
+    let (hub, addr) = hub_home();
+    let mut server = run_hub(&hub);
+    let mut laptop = host_home(&hub, "laptop", &addr);
+    let mut work = host_home(&hub, "work", &addr);
+    let config = std::fs::read_to_string(laptop.path().join("config.toml")).expect("config");
+    laptop.write_config(&format!("outbox_max_messages = 2\n{config}"));
+    start(&mut laptop, "laptop");
+    start(&mut work, "work");
+    laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
+    laptop.ok(&["peer", "join", "near", "-g", "proj"]);
+    work.ok(&["peer", "join", "builder", "-g", "proj"]);
+    wait_visible(&laptop, "lead", "work/builder");
+    stop_child(&mut server);
+    wait_link(&laptop, "the link to go down", |l| {
+        l["state"] != "connected"
+    });
+    for body in ["one", "two"] {
+        laptop.ok(&["send", "--as", "lead", "--to", "work/builder", body]);
+    }
+    let stderr = laptop.fails(
+        &["send", "--as", "lead", "--to", "work/builder", "three"],
+        7,
+    );
+    assert!(
+        stderr.contains("outbox_max_messages = 2") && stderr.contains("hub"),
+        "the refusal names the bound and what to do: {stderr}"
+    );
+    laptop.ok(&[
+        "send",
+        "--as",
+        "lead",
+        "--to",
+        "near",
+        "local mail still flows",
+    ]);
+    assert_eq!(
+        outbox_states(&laptop, "lead").len(),
+        3,
+        "nothing stored of three"
+    );
+    let mut server = run_hub(&hub);
+    assert_eq!(bodies(&collect(&work, "builder", 2)), ["one", "two"]);
+    wait_until("the queue to the hub to empty", PATIENCE, || {
+        laptop
+            .run(&["send", "--as", "lead", "--to", "work/builder", "three"])
+            .status
+            .success()
+    });
+    assert_eq!(bodies(&collect(&work, "builder", 1)), ["three"]);
+    stop_child(&mut server);
+}

@@ -111,6 +111,7 @@ mod tests {
             body: "x".repeat(body),
             in_reply_to: None,
             sent_at: Timestamp(1),
+            outbox_room: Default::default(),
         }
     }
 

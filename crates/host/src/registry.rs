@@ -145,6 +145,7 @@ fn send<T>(reply: RpcReplyPort<T>, value: T) {
 pub(crate) fn store_error(e: StoreError) -> ControlError {
     match e {
         StoreError::Rejected(m) => ControlError::new(ErrorCode::Conflict, m),
+        StoreError::OutboxFull(m) => ControlError::new(ErrorCode::Unavailable, m),
         other => ControlError::internal(other.to_string()),
     }
 }

@@ -314,6 +314,7 @@ async fn deliver(
         body: a.body,
         in_reply_to: a.in_reply_to,
         sent_at: Timestamp::now(),
+        outbox_room: ctx.config.outbox_room(),
     };
     let remote: Vec<PeerId> = message
         .to

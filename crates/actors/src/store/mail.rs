@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
-use super::schema::{HOST_SEQ_KEY, INBOX, MESSAGES, META, PEERS, SEEN, SENDER_SEQ, table_names};
+use super::retention;
+use super::schema::{
+    HOST_SEQ_KEY, INBOX, INBOX_DEPTH, MESSAGES, META, PEERS, SEEN, SENDER_SEQ, table_names,
+};
 use super::{Store, StoreError};
 use crate::codec;
 use crate::model::{Message, Timestamp};
@@ -35,6 +38,9 @@ pub struct NewMessage {
     pub in_reply_to: Option<MessageId>,
     /// Acceptance time.
     pub sent_at: Timestamp,
+    /// How much may wait for the hub; a message for other hosts beyond it
+    /// is refused.
+    pub outbox_room: super::OutboxRoom,
 }
 
 /// What the store remembers of every accepted id.
@@ -93,6 +99,9 @@ pub(crate) fn accept(txn: &WriteTransaction, m: NewMessage) -> Result<AcceptOutc
         }
     }
     drop(peers);
+    if !remote.is_empty() {
+        super::outbox::check_room(txn, &m.outbox_room, m.body.len())?;
+    }
     let seq = bump(&mut txn.open_table(SENDER_SEQ)?, &m.from.to_string())?;
     let record = SeenRecord {
         from: m.from.clone(),
@@ -102,12 +111,15 @@ pub(crate) fn accept(txn: &WriteTransaction, m: NewMessage) -> Result<AcceptOutc
     };
     txn.open_table(SEEN)?
         .insert(id.as_str(), codec::encode(&record)?.as_slice())?;
+    retention::remembered(txn, id.as_str(), "", retention::IDS_KEEP)?;
     if !m.to.is_empty() {
         if !local.is_empty() {
             let host_seq = bump(&mut txn.open_table(META)?, HOST_SEQ_KEY)?;
             let mut inbox = txn.open_table(INBOX)?;
             for r in &local {
-                inbox.insert((r.to_string().as_str(), host_seq), id.as_str())?;
+                let r = r.to_string();
+                inbox.insert((r.as_str(), host_seq), id.as_str())?;
+                retention::inbox_added(txn, &r, 1)?;
             }
         }
         let pending = local.len() as u32 + u32::from(!remote.is_empty());
@@ -148,7 +160,9 @@ pub(crate) fn inbox_keys(txn: &WriteTransaction, peer: &str) -> Result<Vec<u64>,
 
 /// Removes every inbox entry of a peer, releasing the messages.
 pub(crate) fn drop_inbox(txn: &WriteTransaction, peer: &str) -> Result<(), StoreError> {
-    for seq in inbox_keys(txn, peer)? {
+    let seqs = inbox_keys(txn, peer)?;
+    retention::inbox_removed(txn, peer, seqs.len() as u64)?;
+    for seq in seqs {
         let id = txn
             .open_table(INBOX)?
             .remove((peer, seq))?
@@ -214,6 +228,7 @@ pub(crate) fn ack(
         txn.open_table(INBOX)?.remove((key.as_str(), *seq))?;
         release(txn, id)?;
     }
+    retention::inbox_removed(txn, &key, found.len() as u64)?;
     Ok(found.len() as u64)
 }
 
@@ -230,12 +245,15 @@ impl Store {
         let inbox = txn.open_table(INBOX)?;
         let messages = txn.open_table(MESSAGES)?;
         let key = peer.to_string();
-        let (mut out, mut bytes, mut total) = (Vec::new(), 0usize, 0u64);
+        let total = txn
+            .open_table(INBOX_DEPTH)?
+            .get(key.as_str())?
+            .map_or(0, |v| v.value());
+        let (mut out, mut bytes) = (Vec::new(), 0usize);
         for row in inbox.range((key.as_str(), 0)..=(key.as_str(), u64::MAX))? {
             let (_, id) = row?;
-            total += 1;
             if out.len() >= limit || (bytes >= byte_budget && !out.is_empty()) {
-                continue;
+                break;
             }
             if let Some(v) = messages.get(id.value())? {
                 let stored: StoredMessage = codec::decode(v.value(), MESSAGE_LIMIT)?;
@@ -243,7 +261,7 @@ impl Store {
                 out.push(stored.message);
             }
         }
-        let remaining = total - out.len() as u64;
+        let remaining = total.saturating_sub(out.len() as u64);
         Ok((out, remaining))
     }
 
@@ -261,11 +279,10 @@ impl Store {
     /// Unacknowledged messages per peer.
     pub fn inbox_depths(&self) -> Result<BTreeMap<String, u64>, StoreError> {
         let txn = self.db().begin_read()?;
-        let inbox = txn.open_table(INBOX)?;
         let mut out = BTreeMap::new();
-        for row in inbox.iter()? {
-            let (k, _) = row?;
-            *out.entry(k.value().0.to_owned()).or_insert(0) += 1;
+        for row in txn.open_table(INBOX_DEPTH)?.iter()? {
+            let (k, v) = row?;
+            out.insert(k.value().to_owned(), v.value());
         }
         Ok(out)
     }
@@ -281,9 +298,17 @@ impl Store {
     pub fn verify(&self) -> Result<String, StoreError> {
         let txn = self.db().begin_read()?;
         let mut refs: BTreeMap<String, u32> = BTreeMap::new();
+        let mut depths: BTreeMap<String, u64> = BTreeMap::new();
         let inbox = txn.open_table(INBOX)?;
         for row in inbox.iter()? {
-            *refs.entry(row?.1.value().to_owned()).or_insert(0) += 1;
+            let (k, v) = row?;
+            *refs.entry(v.value().to_owned()).or_insert(0) += 1;
+            *depths.entry(k.value().0.to_owned()).or_insert(0) += 1;
+        }
+        if depths != self.inbox_depths()? {
+            return Err(StoreError::Rejected(
+                "the inbox counts do not match the inboxes".into(),
+            ));
         }
         for row in txn.open_table(super::schema::OUTBOX)?.iter()? {
             *refs.entry(row?.1.value().to_owned()).or_insert(0) += 1;

@@ -11,6 +11,7 @@ mod mail;
 mod outbox;
 mod peers;
 mod received;
+mod retention;
 mod schema;
 #[cfg(test)]
 mod tests;
@@ -20,7 +21,7 @@ use std::path::{Path, PathBuf};
 use redb::{Database, ReadableDatabase};
 
 pub use mail::{AcceptOutcome, NewMessage, SeenRecord};
-pub use outbox::{DeliveryState, OUTBOX_KEEP, OutboxEntry, RecipientState};
+pub use outbox::{DeliveryState, OUTBOX_KEEP, OutboxEntry, OutboxRoom, RecipientState};
 pub use schema::SCHEMA_VERSION;
 
 use crate::codec::CodecError;
@@ -68,6 +69,9 @@ pub enum StoreError {
     /// A rule of the data was broken (for example, a recipient vanished).
     #[error("{0}")]
     Rejected(String),
+    /// The queue to the hub is full (the hub has been away): retry later.
+    #[error("{0}")]
+    OutboxFull(String),
     /// redb failed.
     #[error("store: {0}")]
     Db(Box<redb::Error>),

@@ -28,6 +28,59 @@ const PRUNE_SCAN: usize = 16;
 /// An entry the hub took but never answered for is pruned after 30 days.
 const OUTBOX_STALE_MS: u64 = 30 * 24 * 3600 * 1000;
 const OUT_SEQ_KEY: &str = "out_seq";
+/// `meta` key: the bytes of bodies waiting for the hub (since version 5).
+pub(crate) const OUT_BYTES_KEY: &str = "out_bytes";
+
+/// How much may wait for the hub on this host (`outbox_max_messages`,
+/// `outbox_max_bytes`): while the hub is away, messages for other hosts
+/// beyond it are refused, not stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutboxRoom {
+    /// Messages waiting.
+    pub messages: u64,
+    /// Bytes of their bodies.
+    pub bytes: u64,
+}
+
+impl Default for OutboxRoom {
+    fn default() -> Self {
+        Self {
+            messages: 100_000,
+            bytes: 512 * 1024 * 1024,
+        }
+    }
+}
+
+/// Refuses a message of `body` bytes for other hosts when the queue to the
+/// hub is full.
+pub(crate) fn check_room(
+    txn: &WriteTransaction,
+    room: &OutboxRoom,
+    body: usize,
+) -> Result<(), StoreError> {
+    use redb::ReadableTableMetadata;
+    let waiting = txn.open_table(OUTBOX)?.len()?;
+    let bytes = txn
+        .open_table(META)?
+        .get(OUT_BYTES_KEY)?
+        .map_or(0, |v| v.value());
+    if waiting >= room.messages || bytes.saturating_add(body as u64) > room.bytes {
+        return Err(StoreError::OutboxFull(format!(
+            "{waiting} messages ({bytes} bytes) already wait for the hub, the most this host \
+             keeps (outbox_max_messages = {}, outbox_max_bytes = {}); \
+             send again once the hub link is back (flotilla status shows it)",
+            room.messages, room.bytes
+        )));
+    }
+    Ok(())
+}
+
+fn add_out_bytes(txn: &WriteTransaction, delta: i64) -> Result<(), StoreError> {
+    let mut meta = txn.open_table(META)?;
+    let now = meta.get(OUT_BYTES_KEY)?.map_or(0, |v| v.value());
+    meta.insert(OUT_BYTES_KEY, now.saturating_add_signed(delta))?;
+    Ok(())
+}
 
 /// Where a message stands for one recipient.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,6 +155,7 @@ pub(crate) fn record_sent(
         meta.insert(OUT_SEQ_KEY, next)?;
         drop(meta);
         txn.open_table(OUTBOX)?.insert(next, message.id.as_str())?;
+        add_out_bytes(txn, message.body.len() as i64)?;
         Some(next)
     };
     let recipients = message
@@ -266,6 +320,13 @@ pub(crate) fn forwarded(
         return Ok(());
     };
     txn.open_table(OUTBOX)?.remove(out_seq)?;
+    let body = txn
+        .open_table(MESSAGES)?
+        .get(id.as_str())?
+        .map(|v| codec::decode::<StoredMessage>(v.value(), RECORD_LIMIT))
+        .transpose()?
+        .map_or(0, |s| s.message.body.len());
+    add_out_bytes(txn, -(body as i64))?;
     for r in e
         .recipients
         .iter_mut()

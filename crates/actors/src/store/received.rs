@@ -86,6 +86,12 @@ pub(crate) fn accept_delivery(
         (d.message.id.as_str(), from.as_str()),
         codec::encode(&record)?.as_slice(),
     )?;
+    super::retention::remembered(
+        txn,
+        d.message.id.as_str(),
+        &from,
+        super::retention::IDS_KEEP,
+    )?;
     if here.is_empty() {
         return Ok(gone);
     }
@@ -93,7 +99,9 @@ pub(crate) fn accept_delivery(
     let host_seq = bump(&mut txn.open_table(META)?, HOST_SEQ_KEY)?;
     let mut inbox = txn.open_table(INBOX)?;
     for r in &here {
-        inbox.insert((r.to_string().as_str(), host_seq), key.as_str())?;
+        let r = r.to_string();
+        inbox.insert((r.as_str(), host_seq), key.as_str())?;
+        super::retention::inbox_added(txn, &r, 1)?;
     }
     let stored = StoredMessage {
         message: d.message.clone(),

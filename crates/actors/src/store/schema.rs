@@ -8,7 +8,7 @@ use redb::{ReadTransaction, TableDefinition, TableHandle, WriteTransaction};
 use super::StoreError;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u64 = 4;
+pub const SCHEMA_VERSION: u64 = 5;
 
 /// Key `schema_version`, and `host_seq` (the last inbox sequence number).
 pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
@@ -45,6 +45,12 @@ pub(crate) const SENT_BY: TableDefinition<(&str, u64), &str> = TableDefinition::
 /// from another host, for dedupe and replies (since version 4).
 pub(crate) const RECEIVED: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("received");
 
+/// Peer id to how many entries its inbox holds (since version 5).
+pub(crate) const INBOX_DEPTH: TableDefinition<&str, u64> = TableDefinition::new("inbox_depth");
+/// Order of remembering to (message id, sender id; empty for a local
+/// sender's id in `seen`): the oldest are forgotten first (since version 5).
+pub(crate) const ID_ORDER: TableDefinition<u64, (&str, &str)> = TableDefinition::new("id_order");
+
 pub(crate) const VERSION_KEY: &str = "schema_version";
 pub(crate) const HOST_SEQ_KEY: &str = "host_seq";
 
@@ -69,6 +75,7 @@ pub(crate) fn migrate(txn: &WriteTransaction, from: u64) -> Result<(), StoreErro
             1 => create_v2(txn)?,
             2 => create_v3(txn)?,
             3 => create_v4(txn)?,
+            4 => super::retention::create_v5(txn)?,
             _ => unreachable!("no migration from version {version}"),
         }
         tracing::info!(from = version, to = version + 1, "store migrated");
@@ -113,8 +120,10 @@ fn create_v4(txn: &WriteTransaction) -> Result<(), StoreError> {
 }
 
 /// Names of the tables, for the integrity report.
-pub(crate) fn table_names() -> [&'static str; 13] {
+pub(crate) fn table_names() -> [&'static str; 15] {
     [
+        INBOX_DEPTH.name(),
+        ID_ORDER.name(),
         RECEIVED.name(),
         OUTBOX.name(),
         OUTGOING.name(),

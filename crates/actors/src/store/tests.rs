@@ -34,6 +34,7 @@ fn msg(id: &str, from: &str, to: &[&str]) -> NewMessage {
         body: format!("body of {id}"),
         in_reply_to: None,
         sent_at: Timestamp(2),
+        outbox_room: OutboxRoom::default(),
     }
 }
 
@@ -349,3 +350,6 @@ mod ids;
 
 #[path = "tests_outbox.rs"]
 mod outbox_path;
+
+#[path = "tests_retention.rs"]
+mod retention_path;

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use flotilla_actors::names::HostName;
+use flotilla_actors::store::OutboxRoom;
 use serde::{Deserialize, Serialize};
 
 #[cfg(test)]
@@ -102,6 +103,11 @@ pub struct HostConfig {
     /// (`_flotilla-host._udp.local.`: its name and CA fingerprint), so
     /// `flotilla discover` lists it. Off by default.
     pub advertise: bool,
+    /// Messages for other hosts that may wait for the hub (while it is
+    /// away); more are refused (`unavailable`) until it takes some.
+    pub outbox_max_messages: u64,
+    /// Bytes of bodies that may wait for the hub.
+    pub outbox_max_bytes: u64,
     /// This home's hub, when it runs one (`[hub_server]`, written by `hub init`).
     pub hub_server: Option<HubServerConfig>,
 }
@@ -152,6 +158,8 @@ impl Default for HostConfig {
             remote_lane_env: Vec::new(),
             remote_lane_args: false,
             advertise: false,
+            outbox_max_messages: OutboxRoom::default().messages,
+            outbox_max_bytes: OutboxRoom::default().bytes,
             hub_server: None,
         }
     }
@@ -182,6 +190,13 @@ impl HostConfig {
         if config.max_message_bytes == 0 || config.max_message_bytes > 16 * 1024 * 1024 {
             return Err("max_message_bytes must be between 1 and 16777216\n".into());
         }
+        if config.outbox_max_messages == 0 || config.outbox_max_bytes == 0 {
+            return Err(
+                "outbox_max_messages and outbox_max_bytes must be above 0 (no message \
+                 could reach another host)\n"
+                    .into(),
+            );
+        }
         if config.lane_stall_secs.is_nan() {
             return Err("lane_stall_secs must be a number of seconds, not nan\n".into());
         }
@@ -190,6 +205,14 @@ impl HostConfig {
             hub.check()?;
         }
         Ok(config)
+    }
+
+    /// How much may wait for the hub.
+    pub fn outbox_room(&self) -> OutboxRoom {
+        OutboxRoom {
+            messages: self.outbox_max_messages,
+            bytes: self.outbox_max_bytes,
+        }
     }
 
     /// The watchdog's period.
@@ -321,6 +344,8 @@ mod tests {
         let err = HostConfig::parse("name = \"bad name\"").expect_err("bad name");
         assert!(err.contains("invalid host name"), "{err}");
         assert!(HostConfig::parse("max_message_bytes = 0").is_err());
+        assert!(HostConfig::parse("outbox_max_messages = 0").is_err());
+        assert!(HostConfig::parse("outbox_max_bytes = 0").is_err());
     }
 
     /// Issue 13, point 7: `queue_ttl_secs = 0` was accepted.
