@@ -10,6 +10,7 @@ mod control_limits;
 mod crash;
 mod daemon;
 mod discovery;
+mod disk_full;
 mod docs;
 mod enroll;
 mod federation;

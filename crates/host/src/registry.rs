@@ -146,6 +146,7 @@ pub(crate) fn store_error(e: StoreError) -> ControlError {
     match e {
         StoreError::Rejected(m) => ControlError::new(ErrorCode::Conflict, m),
         StoreError::OutboxFull(m) => ControlError::new(ErrorCode::Unavailable, m),
+        StoreError::WriteFailed(m) => ControlError::internal(m),
         other => ControlError::internal(other.to_string()),
     }
 }

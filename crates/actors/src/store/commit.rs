@@ -280,6 +280,25 @@ impl CommitQueue {
     }
 }
 
+/// What a writer is told when its group's commit failed: the disk being
+/// full is named as such, with what to do.
+fn failed_write(e: &StoreError) -> String {
+    let full = match e {
+        StoreError::Db(db) => match db.as_ref() {
+            redb::Error::Io(io) => io.kind() == std::io::ErrorKind::StorageFull,
+            _ => false,
+        },
+        _ => false,
+    };
+    if full {
+        return format!(
+            "the disk holding the store is full ({e}); nothing of this was stored: \
+             free space there and try again (everything acknowledged before is kept)"
+        );
+    }
+    format!("the store could not write ({e}); nothing of this was stored: see the daemon's log")
+}
+
 fn stopped() -> StoreError {
     StoreError::Rejected("the store is shutting down".into())
 }
@@ -361,9 +380,15 @@ impl Writer {
             }
             Err(e) => {
                 tracing::error!(error = %e, "store commit failed; the whole group was refused");
-                let text = e.to_string();
+                let text = failed_write(&e);
+                // redb takes no write after a failed commit until the file
+                // is opened again; reads go on meanwhile.
+                match self.store.reopen() {
+                    Ok(()) => tracing::warn!("store opened again after the failed commit"),
+                    Err(e) => tracing::error!(error = %e, "store could not be opened again"),
+                }
                 for (_, reply) in results {
-                    let _ = reply.send(Err(StoreError::Rejected(format!("write failed: {text}"))));
+                    let _ = reply.send(Err(StoreError::WriteFailed(text.clone())));
                 }
             }
         }
@@ -380,7 +405,11 @@ impl Writer {
         Result<(), StoreError>,
     ) {
         let mut results = Vec::with_capacity(group.len());
-        let txn = match self.store.db().begin_write() {
+        let db = self.store.db().or_else(|_| {
+            self.store.reopen()?;
+            self.store.db()
+        });
+        let txn = match db.and_then(|db| db.begin_write().map_err(StoreError::from)) {
             Ok(txn) => txn,
             Err(e) => {
                 let results = group

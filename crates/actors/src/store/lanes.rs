@@ -50,7 +50,7 @@ pub(crate) fn append_events(
 impl Store {
     /// Every lane.
     pub fn load_lanes(&self) -> Result<Vec<LaneRecord>, StoreError> {
-        let txn = self.db().begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let table = txn.open_table(LANES)?;
         let mut lanes = Vec::new();
         for row in table.iter()? {
@@ -66,7 +66,7 @@ impl Store {
         after: u64,
         limit: usize,
     ) -> Result<Vec<LaneEvent>, StoreError> {
-        let txn = self.db().begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let table = txn.open_table(LANE_EVENTS)?;
         let mut out = Vec::new();
         for row in table.range((lane, after.saturating_add(1))..=(lane, u64::MAX))? {

@@ -241,7 +241,7 @@ impl Store {
         limit: usize,
         byte_budget: usize,
     ) -> Result<(Vec<Message>, u64), StoreError> {
-        let txn = self.db().begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let inbox = txn.open_table(INBOX)?;
         let messages = txn.open_table(MESSAGES)?;
         let key = peer.to_string();
@@ -267,7 +267,7 @@ impl Store {
 
     /// What the store remembers of an accepted id.
     pub fn seen(&self, id: &MessageId) -> Result<Option<SeenRecord>, StoreError> {
-        let txn = self.db().begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let table = txn.open_table(SEEN)?;
         let got = table.get(id.as_str())?;
         Ok(match got {
@@ -278,7 +278,7 @@ impl Store {
 
     /// Unacknowledged messages per peer.
     pub fn inbox_depths(&self) -> Result<BTreeMap<String, u64>, StoreError> {
-        let txn = self.db().begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let mut out = BTreeMap::new();
         for row in txn.open_table(INBOX_DEPTH)?.iter()? {
             let (k, v) = row?;
@@ -289,14 +289,14 @@ impl Store {
 
     /// Unacknowledged inbox entries in all.
     pub fn queued(&self) -> Result<u64, StoreError> {
-        let txn = self.db().begin_read()?;
+        let txn = self.db()?.begin_read()?;
         Ok(txn.open_table(INBOX)?.len()?)
     }
 
     /// Reads every record and checks that inboxes, messages and their
     /// reference counts agree. Returns a one-line report.
     pub fn verify(&self) -> Result<String, StoreError> {
-        let txn = self.db().begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let mut refs: BTreeMap<String, u32> = BTreeMap::new();
         let mut depths: BTreeMap<String, u64> = BTreeMap::new();
         let inbox = txn.open_table(INBOX)?;

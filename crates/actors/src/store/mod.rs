@@ -17,6 +17,8 @@ mod schema;
 mod tests;
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::{Duration, Instant};
 
 use redb::{Database, ReadableDatabase};
 
@@ -72,6 +74,10 @@ pub enum StoreError {
     /// The queue to the hub is full (the hub has been away): retry later.
     #[error("{0}")]
     OutboxFull(String),
+    /// The group commit holding this write failed (a full disk, an I/O
+    /// error): nothing of it was stored.
+    #[error("{0}")]
+    WriteFailed(String),
     /// redb failed.
     #[error("store: {0}")]
     Db(Box<redb::Error>),
@@ -136,7 +142,9 @@ pub enum Probe {
 /// An open store.
 #[derive(Debug)]
 pub struct Store {
-    db: Database,
+    /// `None` only while a reopen after a failed write could not open the
+    /// file again.
+    db: RwLock<Option<Arc<Database>>>,
     path: PathBuf,
     integrity: Integrity,
 }
@@ -187,7 +195,7 @@ impl Store {
             txn.commit()?;
         }
         Ok(Self {
-            db,
+            db: RwLock::new(Some(Arc::new(db))),
             path: path.to_owned(),
             integrity,
         })
@@ -220,10 +228,38 @@ impl Store {
 
     /// The schema version on disk.
     pub fn schema_version(&self) -> Result<u64, StoreError> {
-        schema::read_version(&self.db.begin_read()?, &self.path)
+        schema::read_version(&self.db()?.begin_read()?, &self.path)
     }
 
-    pub(crate) fn db(&self) -> &Database {
-        &self.db
+    pub(crate) fn db(&self) -> Result<Arc<Database>, StoreError> {
+        let slot = self.db.read().unwrap_or_else(PoisonError::into_inner);
+        slot.clone().ok_or_else(|| {
+            StoreError::WriteFailed(format!(
+                "the store {} could not be opened again after a failed write; \
+                 see the daemon's log, free space on its disk and restart the daemon",
+                self.path.display()
+            ))
+        })
+    }
+
+    /// After a failed commit (a full disk) redb refuses every later write
+    /// until the file is opened again: drops this handle and opens the
+    /// file again, waiting up to 2 s for reads still open on the old one.
+    pub(crate) fn reopen(&self) -> Result<(), StoreError> {
+        let mut slot = self.db.write().unwrap_or_else(PoisonError::into_inner);
+        drop(slot.take());
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            match Database::open(&self.path) {
+                Ok(db) => {
+                    *slot = Some(Arc::new(db));
+                    return Ok(());
+                }
+                Err(redb::DatabaseError::DatabaseAlreadyOpen) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(locked_or(e, &self.path)),
+            }
+        }
     }
 }

@@ -377,7 +377,7 @@ impl Store {
         after: u64,
         limit: usize,
     ) -> Result<Vec<(u64, Forward)>, StoreError> {
-        let txn = self.db().begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let outbox = txn.open_table(OUTBOX)?;
         let messages = txn.open_table(MESSAGES)?;
         let mut out = Vec::new();
@@ -408,7 +408,7 @@ impl Store {
     /// The last `limit` messages `from` sent, oldest first, with their
     /// states.
     pub fn outbox(&self, from: &PeerId, limit: usize) -> Result<Vec<OutboxEntry>, StoreError> {
-        let txn = self.db().begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let sent_by = txn.open_table(SENT_BY)?;
         let outgoing = txn.open_table(OUTGOING)?;
         let key = from.to_string();
@@ -429,7 +429,7 @@ impl Store {
 
     /// One sent message's outbox entry.
     pub fn outbox_entry(&self, id: &MessageId) -> Result<Option<OutboxEntry>, StoreError> {
-        let txn = self.db().begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let table = txn.open_table(OUTGOING)?;
         let got = table.get(id.as_str())?;
         Ok(match got {
@@ -441,7 +441,7 @@ impl Store {
     /// How many messages wait to be handed to the hub.
     pub fn outbox_depth(&self) -> Result<u64, StoreError> {
         use redb::ReadableTableMetadata;
-        let txn = self.db().begin_read()?;
+        let txn = self.db()?.begin_read()?;
         Ok(txn.open_table(OUTBOX)?.len()?)
     }
 }

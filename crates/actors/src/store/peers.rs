@@ -16,7 +16,7 @@ const RECORD_LIMIT: usize = 1024 * 1024;
 impl Store {
     /// Every registered peer.
     pub fn load_peers(&self) -> Result<Vec<PeerRecord>, StoreError> {
-        let txn = self.db().begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let table = txn.open_table(PEERS)?;
         let mut peers = Vec::new();
         for row in table.iter()? {
@@ -28,7 +28,7 @@ impl Store {
 
     /// When each peer last made a request, as last flushed.
     pub fn load_last_seen(&self) -> Result<BTreeMap<PeerId, Timestamp>, StoreError> {
-        let txn = self.db().begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let table = txn.open_table(LAST_SEEN)?;
         let mut out = BTreeMap::new();
         for row in table.iter()? {

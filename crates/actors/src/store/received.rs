@@ -116,7 +116,7 @@ impl Store {
     /// Every message with this id that `reader` received, from any sender
     /// (a local one, or ones on other hosts): what a reply answers.
     pub fn received(&self, reader: &PeerId, id: &MessageId) -> Result<Vec<SeenRecord>, StoreError> {
-        let txn = self.db().begin_read()?;
+        let txn = self.db()?.begin_read()?;
         let mut out: Vec<SeenRecord> = Vec::new();
         if let Some(v) = txn.open_table(SEEN)?.get(id.as_str())? {
             out.push(codec::decode(v.value(), RECORD_LIMIT)?);

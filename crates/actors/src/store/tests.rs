@@ -165,7 +165,7 @@ fn a_newer_schema_is_refused_and_left_alone() {
     let path = dir.path().join("s.redb");
     {
         let store = Store::open(&path).expect("create");
-        let txn = store.db().begin_write().expect("txn");
+        let txn = store.db().expect("db").begin_write().expect("txn");
         txn.open_table(META)
             .expect("meta")
             .insert(VERSION_KEY, 99)

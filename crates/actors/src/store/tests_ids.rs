@@ -86,7 +86,7 @@ async fn a_delivery_stored_by_version_3_is_still_recognised_after_the_upgrade() 
     // What version 3 left: the delivered id in `seen`, no `received`.
     {
         let store = Store::open(&path).expect("create");
-        let txn = store.db().begin_write().expect("txn");
+        let txn = store.db().expect("db").begin_write().expect("txn");
         let record = SeenRecord {
             from: deliver.message.from.clone(),
             to: deliver.to.clone(),

@@ -49,7 +49,7 @@ async fn issue_13_inbox_counts_follow_sends_acks_renames_and_leaves() {
 #[tokio::test]
 async fn issue_13_the_oldest_ids_are_forgotten_once_their_message_left_every_inbox() {
     let (_d, store, _q) = fixture().await;
-    let txn = store.db().begin_write().expect("txn");
+    let txn = store.db().expect("db").begin_write().expect("txn");
     {
         let mut seen = txn.open_table(SEEN).expect("seen");
         for id in ["held", "old", "mid", "new"] {
@@ -98,7 +98,7 @@ async fn a_version_4_store_gets_its_inbox_counts_and_id_order_at_the_upgrade() {
             q.accept(msg(id, "h/a", &["h/b"])).await.expect("send");
         }
         drop(q);
-        let txn = store.db().begin_write().expect("txn");
+        let txn = store.db().expect("db").begin_write().expect("txn");
         txn.delete_table(super::super::schema::INBOX_DEPTH)
             .expect("drop depth");
         txn.delete_table(ID_ORDER).expect("drop order");
@@ -112,7 +112,7 @@ async fn a_version_4_store_gets_its_inbox_counts_and_id_order_at_the_upgrade() {
     assert_eq!(store.schema_version().expect("v"), SCHEMA_VERSION);
     assert_eq!(depth(&store, "h/b"), (1, 1));
     store.verify().expect("consistent");
-    let txn = store.db().begin_read().expect("read");
+    let txn = store.db().expect("db").begin_read().expect("read");
     assert_eq!(
         txn.open_table(ID_ORDER).expect("order").len().expect("len"),
         2
