@@ -416,7 +416,7 @@ impl Writer {
                     .into_iter()
                     .map(|(_, r)| (Ok(WriteDone::Nothing), r))
                     .collect();
-                return (results, Err(e.into()));
+                return (results, Err(e));
             }
         };
         let mut fatal = None;
