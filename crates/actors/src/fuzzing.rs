@@ -112,7 +112,23 @@ pub fn fuzz<F>(target: Target<'_>, check: F) -> Report
 where
     F: Fn(&[u8]) -> Result<(), TestCaseError>,
 {
+    if let Some(dir) = std::env::var_os(SEEDS_OUT) {
+        write_seeds(&target, std::path::Path::new(&dir));
+    }
     run(target, Budget::from_env(), check)
+}
+
+/// With this set to a directory, every target also writes its seeds there
+/// (`DIR/NAME/seed-N`, `-` in the name as `_`): the starting corpus of the
+/// coverage-guided targets of the same name (`crates/fuzz`).
+pub const SEEDS_OUT: &str = "FLOTILLA_FUZZ_SEEDS_OUT";
+
+fn write_seeds(target: &Target<'_>, dir: &std::path::Path) {
+    let dir = dir.join(target.name.replace('-', "_"));
+    std::fs::create_dir_all(&dir).expect("the seeds directory");
+    for (i, seed) in target.seeds.iter().enumerate() {
+        std::fs::write(dir.join(format!("seed-{i}")), seed).expect("a seed file");
+    }
 }
 
 /// [`fuzz`] with an explicit budget.
