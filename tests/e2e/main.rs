@@ -6,6 +6,7 @@ mod agents;
 mod bench_federation;
 mod chaos;
 mod command_line;
+mod config_command;
 mod control_limits;
 mod crash;
 mod daemon;

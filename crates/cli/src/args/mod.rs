@@ -92,6 +92,17 @@ pub(crate) enum Command {
     Discover(DiscoverArgs),
     /// Check directories, permissions, the daemon and its store.
     Doctor,
+    /// Read and change config.toml: every key, its value and where it comes from.
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  flotilla config show
+  flotilla config get max_message_bytes
+  flotilla config set hub hub.home.arpa:7700
+  flotilla config set hub_server.queue_ttl_secs 86400
+  flotilla config unset hub"
+    )]
+    Config(ConfigCommand),
     /// Print the daemon's log (or the hub's), the last lines or following it.
     #[command(after_help = "Examples:
   flotilla logs            # the last 200 lines of logs/daemon.log
@@ -260,6 +271,31 @@ pub(crate) struct HookArgs {
     /// as the session's thread, for the relay (Codex).
     #[arg(long)]
     pub(crate) record_thread: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ConfigCommand {
+    /// Every key with its value, from config.toml or the default.
+    Show,
+    /// Where config.toml is (it may not exist yet: the defaults apply).
+    Path,
+    /// One key's value (`hub_server.KEY` for the hub's).
+    Get {
+        /// The key.
+        key: String,
+    },
+    /// Set a key in config.toml, keeping its comments; checked first, as the daemon would.
+    Set {
+        /// The key.
+        key: String,
+        /// A TOML value (`30`, `true`, `["exec", "claude"]`), or plain text.
+        value: String,
+    },
+    /// Remove a key from config.toml: its default applies again.
+    Unset {
+        /// The key.
+        key: String,
+    },
 }
 
 #[derive(Debug, Args)]

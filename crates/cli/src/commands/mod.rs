@@ -2,6 +2,7 @@
 //! module only dispatches and holds what they share (the home, the client).
 
 mod certs;
+mod config;
 mod daemon;
 mod discover;
 mod doctor;
@@ -81,6 +82,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Discover(a) => discover::run(&env, a).await,
         Command::Doctor => doctor::run(&env).await,
         Command::Logs(a) => logs::run(&env, a).await,
+        Command::Config(c) => config::run(&env, c),
         Command::Lane(c) => lanes::run(&env, *c).await,
         Command::Bench(c) => crate::bench::run(&env, c).await,
         Command::Mcp(a) => crate::mcp::run(env, a).await,

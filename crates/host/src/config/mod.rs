@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 #[cfg(test)]
 mod fuzz_tests;
 mod hub_server;
+pub mod keys;
 
 pub use hub_server::{HubServerConfig, write_hub_server};
 
