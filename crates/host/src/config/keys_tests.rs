@@ -47,7 +47,7 @@ fn get_gives_the_files_value_or_the_default_and_says_which() {
         (Some(toml::Value::Integer(1_048_576)), false)
     );
     assert_eq!(get(FILE, "hub").expect("unset"), (None, false));
-    assert_eq!(get(FILE, "hub_server.listen").expect("nested").1, true);
+    assert!(get(FILE, "hub_server.listen").expect("nested").1);
 }
 
 #[test]
