@@ -73,3 +73,52 @@ fn config_set_get_and_show_edit_the_file_safely_and_the_daemon_applies_them() {
     );
     home.ok(&["down"]);
 }
+
+fn pid(home: &TestHome) -> u64 {
+    home.json(&["host", "status"])["pid"].as_u64().expect("pid")
+}
+
+#[test]
+fn up_with_other_settings_is_refused_until_restart_applies_and_save_keeps_them() {
+    let home = TestHome::new();
+    home.ok(&["up", "--name", "h", "--allow-remote-groups", "a"]);
+    let first = pid(&home);
+    let same = home.ok(&["up", "--allow-remote-groups", "a"]);
+    assert!(same.contains("already running"), "{same}");
+
+    let out = home.run(&["--json", "up", "--allow-remote-groups", "b"]);
+    assert_eq!(out.status.code(), Some(6), "settings differ");
+    let err: serde_json::Value = serde_json::from_slice(&out.stdout).expect("envelope");
+    let message = err["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("allow_remote_groups is a, not b"), "{err}");
+    assert!(
+        err["error"]["hint"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("--restart"),
+        "{err}"
+    );
+    assert_eq!(pid(&home), first, "the running daemon is left alone");
+
+    let up = home.json(&["up", "--restart", "--save", "--allow-remote-groups", "b"]);
+    assert_eq!(up["restarted"], true, "{up}");
+    let second = pid(&home);
+    assert_ne!(second, first, "a new daemon");
+    assert_eq!(
+        home.ok(&["config", "get", "allow_remote_groups"]).trim(),
+        "[\"b\"]"
+    );
+    home.ok(&["up", "--allow-remote-groups", "b"]);
+
+    // `restart` starts it again as it was started: the name given then.
+    let again = home.json(&["restart"]);
+    assert_eq!(again["status"]["host"], "h", "{again}");
+    assert_ne!(pid(&home), second);
+    home.ok(&["down"]);
+    let cold = home.json(&["restart"]);
+    assert_eq!(
+        cold["started"], true,
+        "restart starts a stopped daemon: {cold}"
+    );
+    home.ok(&["down"]);
+}

@@ -49,10 +49,13 @@ pub(crate) enum Command {
     #[command(after_help = "Examples:
   flotilla up
   flotilla up --name laptop --hub hub.home.arpa:7700
-  flotilla --json up")]
-    Up(RunArgs),
+  flotilla --json up
+  flotilla up --restart --hub hub.home.arpa:7700 --save")]
+    Up(UpArgs),
     /// Stop the daemon gracefully.
     Down,
+    /// Stop the daemon and start it again, with the flags it was started with and config.toml as it is now.
+    Restart,
     /// The host daemon: run, status, install, uninstall.
     #[command(subcommand)]
     Host(HostCommand),
@@ -150,6 +153,20 @@ pub(crate) enum Command {
         #[arg(last = true, required = true)]
         argv: Vec<String>,
     },
+}
+
+/// `up`: the daemon's settings, and what to do when one already runs.
+#[derive(Debug, Args)]
+pub(crate) struct UpArgs {
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
+    /// When a daemon already runs, stop it and start it with these settings
+    /// (without it, settings that differ from the running daemon's are refused, exit 6).
+    #[arg(long)]
+    pub(crate) restart: bool,
+    /// Also write the given settings into config.toml, so a later start (a service's) keeps them.
+    #[arg(long)]
+    pub(crate) save: bool,
 }
 
 #[derive(Debug, Args)]

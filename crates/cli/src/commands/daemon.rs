@@ -12,8 +12,9 @@ use flotilla_host::service::{self, Platform};
 use serde_json::json;
 
 use super::Env;
-use crate::args::{RunArgs, ServiceArgs};
-use crate::exit::{CliError, FAILED, OK, UNAVAILABLE, USAGE};
+use super::daemon_settings::{self, Settings};
+use crate::args::{RunArgs, ServiceArgs, UpArgs};
+use crate::exit::{CONFLICT, CliError, FAILED, OK, UNAVAILABLE, USAGE};
 use crate::output::{self, StdoutError, out, outln};
 
 /// How long `up` waits for a new daemon to answer.
@@ -42,6 +43,10 @@ pub(crate) async fn run(env: &Env, args: RunArgs) -> Result<u8> {
         remote_lane_args: args.remote_lane_args,
         new_store: args.new_store,
     };
+    // A second daemon is refused by the first's lock: it records nothing.
+    if running(env).await.is_none() {
+        daemon_settings::record(&env.home, &Settings::given(&args))?;
+    }
     host_daemon::run(env.home.clone(), options).await?;
     Ok(OK)
 }
@@ -51,16 +56,20 @@ async fn running(env: &Env) -> Option<HostStatusReply> {
     client.call(&HostStatusArgs {}).await.ok()
 }
 
-fn print_running(env: &Env, status: &HostStatusReply, started: bool) -> Result<(), StdoutError> {
+fn print_running(
+    env: &Env,
+    status: &HostStatusReply,
+    started: bool,
+    restarted: bool,
+) -> Result<(), StdoutError> {
     if env.json {
-        output::json(
-            &json!({"schema": "flotilla.up.v1", "started": started, "home": env.home.label(), "status": status}),
-        )?;
+        output::json(&json!({"schema": "flotilla.up.v1", "started": started,
+            "restarted": restarted, "home": env.home.label(), "status": status}))?;
     } else {
-        let verb = if started {
-            "started"
-        } else {
-            "already running"
+        let verb = match (started, restarted) {
+            (true, true) => "restarted",
+            (true, false) => "started",
+            _ => "already running",
         };
         outln!(
             "flotilla daemon {verb}: host {}, pid {}, home {}",
@@ -72,14 +81,102 @@ fn print_running(env: &Env, status: &HostStatusReply, started: bool) -> Result<(
     Ok(())
 }
 
-pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
-    let name = host_name(&args)?;
+pub(crate) async fn up(env: &Env, args: UpArgs) -> Result<u8> {
+    let given = Settings::given(&args.run);
+    if args.save {
+        save(env, &given)?;
+    }
+    let mut restarted = false;
+    let mut start_with = given.clone();
     if let Some(status) = running(env).await {
-        print_running(env, &status, false)?;
-        return Ok(OK);
+        let record = daemon_settings::recorded(&env.home, status.pid);
+        let differences = match &record {
+            Some(record) => {
+                let mut in_use = record.effective.clone();
+                in_use.name = Some(status.host.to_string());
+                given.differences(&in_use)
+            }
+            None => Vec::new(),
+        };
+        // A restart keeps the flags the daemon was started with that are
+        // not given again.
+        if let Some(record) = record {
+            start_with = record.given.overlay(&given);
+        }
+        if !args.restart {
+            if differences.is_empty() {
+                print_running(env, &status, false, false)?;
+                return Ok(OK);
+            }
+            let what: Vec<String> = differences
+                .iter()
+                .map(|(k, wanted, now)| format!("{k} is {now}, not {wanted}"))
+                .collect();
+            return Err(CliError {
+                code: CONFLICT,
+                message: format!(
+                    "the daemon is already running (pid {}) with other settings: {}",
+                    status.pid,
+                    what.join("; ")
+                ),
+                hint: Some(
+                    "add --restart to stop it and start it with these (and --save to keep them in config.toml)"
+                        .to_owned(),
+                ),
+            }
+            .into());
+        }
+        stop(env).await?;
+        restarted = true;
+    }
+    start(env, &start_with, args.run.new_store, restarted).await
+}
+
+/// Writes the flags given to `up --save` into config.toml.
+fn save(env: &Env, given: &Settings) -> Result<()> {
+    let path = &env.home.config_file;
+    let before = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let edited = given.save_into(&before).map_err(|e| CliError {
+        code: USAGE,
+        message: e.to_string(),
+        hint: Some("docs/config.md gives each key's values".to_owned()),
+    })?;
+    env.home.prepare()?;
+    let staging = path.with_extension("toml.editing");
+    flotilla_actors::private_file::write(&staging, edited.as_bytes())?;
+    std::fs::rename(&staging, path)?;
+    if !env.json {
+        eprintln!("saved the given settings in {}", path.display());
+    }
+    Ok(())
+}
+
+/// `flotilla restart`: stops the daemon and starts it again with the
+/// flags it was started with (and config.toml as it is now).
+pub(crate) async fn restart(env: &Env) -> Result<u8> {
+    let given = match running(env).await {
+        Some(status) => {
+            let given = daemon_settings::recorded(&env.home, status.pid)
+                .map(|r| r.given)
+                .unwrap_or_default();
+            stop(env).await?;
+            given
+        }
+        None => Settings::default(),
+    };
+    start(env, &given, false, true).await
+}
+
+async fn start(env: &Env, given: &Settings, new_store: bool, restarted: bool) -> Result<u8> {
+    if let Some(name) = &given.name {
+        HostName::new(name)?;
     }
     env.home.prepare()?;
-    flotilla_host::store_file::check(&env.home, args.new_store)?;
+    flotilla_host::store_file::check(&env.home, new_store)?;
     let exe = std::env::current_exe().context("cannot find the flotilla executable")?;
     let stderr_path = env.home.logs_dir.join("daemon.stderr");
     let stderr = flotilla_actors::private_file::create(&stderr_path)
@@ -89,36 +186,8 @@ pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
         cmd.arg("--home").arg(root);
     }
     cmd.args(["host", "run"]);
-    if let Some(n) = &name {
-        cmd.args(["--name", n.as_str()]);
-    }
-    if let Some(hub) = &args.hub {
-        cmd.args(["--hub", hub]);
-    }
-    if let Some(hub_name) = &args.hub_name {
-        cmd.args(["--hub-name", hub_name]);
-    }
-    if let Some(clis) = &args.allow_remote_lanes {
-        let names: Vec<&str> = clis.iter().map(|cli| cli.as_str()).collect();
-        cmd.arg(format!("--allow-remote-lanes={}", names.join(",")));
-    }
-    if let Some(groups) = &args.allow_remote_groups {
-        cmd.arg(format!("--allow-remote-groups={}", groups.join(",")));
-    }
-    if let Some(roots) = &args.remote_lane_roots {
-        let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
-        cmd.arg(format!("--remote-lane-roots={}", roots.join(",")));
-    }
-    if let Some(max) = &args.remote_lane_max_permissions {
-        cmd.arg(format!("--remote-lane-max-permissions={max}"));
-    }
-    if let Some(env) = &args.remote_lane_env {
-        cmd.arg(format!("--remote-lane-env={}", env.join(",")));
-    }
-    if args.remote_lane_args {
-        cmd.arg("--remote-lane-args");
-    }
-    if args.new_store {
+    cmd.args(given.to_flags());
+    if new_store {
         cmd.arg("--new-store");
     }
     let mut child = cmd
@@ -160,7 +229,7 @@ pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
             .into());
         }
         if let Some(status) = running(env).await {
-            print_running(env, &status, true)?;
+            print_running(env, &status, true, restarted)?;
             return Ok(OK);
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -175,7 +244,7 @@ pub(crate) async fn up(env: &Env, args: RunArgs) -> Result<u8> {
 }
 
 pub(crate) async fn down(env: &Env) -> Result<u8> {
-    let Ok(mut client) = ControlClient::connect(&env.home).await else {
+    if ControlClient::connect(&env.home).await.is_err() {
         if env.json {
             output::json(
                 &json!({"schema": "flotilla.down.v1", "stopped": false, "was_running": false}),
@@ -184,24 +253,31 @@ pub(crate) async fn down(env: &Env) -> Result<u8> {
             outln!("no daemon is running for {}", env.home.label())?;
         }
         return Ok(OK);
-    };
+    }
+    let status = stop(env).await?;
+    if env.json {
+        output::json(
+            &json!({"schema": "flotilla.down.v1", "stopped": true, "was_running": true, "pid": status.pid}),
+        )?;
+    } else {
+        outln!(
+            "flotilla daemon stopped (host {}, pid {})",
+            status.host,
+            status.pid
+        )?;
+    }
+    Ok(OK)
+}
+
+/// Asks the running daemon to stop and waits until it is gone.
+async fn stop(env: &Env) -> Result<HostStatusReply> {
+    let mut client = ControlClient::connect(&env.home).await?;
     let status = client.call(&HostStatusArgs {}).await?;
     client.call(&ShutdownArgs {}).await?;
     let deadline = tokio::time::Instant::now() + STOP_PATIENCE;
     while tokio::time::Instant::now() < deadline {
         if !env.home.pid_file().exists() && ControlClient::connect(&env.home).await.is_err() {
-            if env.json {
-                output::json(
-                    &json!({"schema": "flotilla.down.v1", "stopped": true, "was_running": true, "pid": status.pid}),
-                )?;
-            } else {
-                outln!(
-                    "flotilla daemon stopped (host {}, pid {})",
-                    status.host,
-                    status.pid
-                )?;
-            }
-            return Ok(OK);
+            return Ok(status);
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -4,6 +4,7 @@
 mod certs;
 mod config;
 mod daemon;
+mod daemon_settings;
 mod discover;
 mod doctor;
 mod enroll;
@@ -56,6 +57,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Up(a) => daemon::up(&env, a).await,
         Command::Down => daemon::down(&env).await,
+        Command::Restart => daemon::restart(&env).await,
         Command::Host(HostCommand::Run(a)) => daemon::run(&env, a).await,
         Command::Host(HostCommand::Status) => daemon::status(&env).await,
         Command::Host(HostCommand::Install(a)) => daemon::install(&env, a, ServiceRole::Host),
