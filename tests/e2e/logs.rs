@@ -55,3 +55,36 @@ fn logs_prints_follows_and_says_when_there_is_none() {
     let _ = follower.wait();
     assert!(next.contains("FOLLOW-MARK"), "followed: {next:?}");
 }
+
+#[test]
+fn verbose_and_quiet_set_what_a_started_daemon_logs_and_what_the_command_says() {
+    let home = TestHome::new();
+    home.ok(&["-v", "up", "--name", "h"]);
+    let log = home.path().join("logs/daemon.log");
+    wait_until("a debug line", Duration::from_secs(20), || {
+        std::fs::read_to_string(&log).is_ok_and(|t| t.contains("DEBUG"))
+    });
+    let out = home.run(&["lane", "run", "--cli", "exec", "--", "echo", "hi"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("completed"),
+        "a summary on stderr"
+    );
+    let out = home.run(&["-q", "lane", "run", "--cli", "exec", "--", "echo", "hi"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hi\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "",
+        "-q: nothing on stderr"
+    );
+    home.ok(&["down"]);
+
+    std::fs::remove_file(&log).expect("a fresh log");
+    home.ok(&["-q", "up", "--name", "h"]);
+    home.fails(&["peers", "--as", "nobody"], 4);
+    home.ok(&["down"]);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !text.contains("INFO") && !text.contains("DEBUG"),
+        "-q: warnings only:\n{text}"
+    );
+}

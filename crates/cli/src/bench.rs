@@ -138,7 +138,7 @@ async fn local(args: &BenchLocalArgs) -> Result<Figures> {
     let dir = tempfile::Builder::new()
         .prefix("flotilla-bench-")
         .tempdir()?;
-    eprintln!("measuring the floor (bare redb commits)...");
+    crate::verbosity::note!("measuring the floor (bare redb commits)...");
     let floor = redb_commit_p50(dir.path())?;
     let home = Home::at(dir.path().join("home"));
     let (mut daemon, mut admin, pid) = start_daemon(&home).await?;
@@ -158,14 +158,14 @@ async fn local(args: &BenchLocalArgs) -> Result<Figures> {
             })
             .await?;
     }
-    eprintln!(
+    crate::verbosity::note!(
         "latency: {} messages, one sender, one reader...",
         args.latency_messages
     );
     let (p50, p99) = latency(&home, args.latency_messages).await?;
     let mut throughput = Vec::new();
     for senders in [1usize, 4, 16] {
-        eprintln!(
+        crate::verbosity::note!(
             "throughput: {} messages from {senders} sender(s)...",
             args.throughput_messages
         );
@@ -177,7 +177,7 @@ async fn local(args: &BenchLocalArgs) -> Result<Figures> {
             ratio_to_commit_rate: per_sec * floor / 1e6,
         });
     }
-    eprintln!("memory: queueing {} messages...", args.queued_messages);
+    crate::verbosity::note!("memory: queueing {} messages...", args.queued_messages);
     flood(&home, 16, args.queued_messages, "sink").await?;
     let rss_queued = rss_kib(pid);
     let _ = admin.call(&ShutdownArgs {}).await;

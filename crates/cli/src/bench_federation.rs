@@ -55,7 +55,7 @@ pub(crate) async fn federation(args: &BenchFederationArgs) -> Result<FederationF
     let (hub, addr) = hub_home(dir.path(), "hub")?;
     let host1 = host_home(dir.path(), &hub, "host1", addr)?;
     let host2 = host_home(dir.path(), &hub, "host2", addr)?;
-    eprintln!("floor: bare QUIC echo over loopback...");
+    crate::verbosity::note!("floor: bare QUIC echo over loopback...");
     let hub_certs = CertPaths::new(&hub.certs_dir);
     let host_certs = CertPaths::new(&host1.certs_dir);
     let echo = echo::measure(&hub_certs, &host_certs, HUB_NAME, 1000, 20_000).await?;

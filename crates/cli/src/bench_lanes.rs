@@ -72,7 +72,7 @@ pub(crate) async fn lanes(args: &BenchLanesArgs, rss_kib: fn(u32) -> u64) -> Res
     let home = Home::at(dir.path().join("home"));
     let (mut daemon, mut c, pid) = crate::bench::start_daemon(&home).await?;
     let rss_idle = rss_kib(pid);
-    eprintln!(
+    crate::verbosity::note!(
         "timing {} runs of `true`, directly and as a lane...",
         args.runs
     );
@@ -87,7 +87,7 @@ pub(crate) async fn lanes(args: &BenchLanesArgs, rss_kib: fn(u32) -> u64) -> Res
         run_lane(&mut c, &format!("t{i}"), dir.path()).await?;
         lane.push(t.elapsed());
     }
-    eprintln!("memory: {} idle lanes...", args.idle_lanes);
+    crate::verbosity::note!("memory: {} idle lanes...", args.idle_lanes);
     for i in 0..args.idle_lanes {
         run_lane(&mut c, &format!("idle{i}"), dir.path()).await?;
     }

@@ -12,6 +12,7 @@ mod mcp;
 mod output;
 mod shim;
 mod shim_reaper;
+mod verbosity;
 
 use std::process::ExitCode;
 
@@ -25,6 +26,13 @@ fn main() -> ExitCode {
         }
     };
     let json = cli.json;
+    verbosity::set_quiet(cli.quiet);
+    if let Some(level) = verbosity::daemon_log_level(cli.verbose, cli.quiet) {
+        // SAFETY: no other thread exists yet (the runtime starts below), so
+        // nothing reads the environment while it changes. A daemon run
+        // here, or started from here, inherits the level.
+        unsafe { std::env::set_var("FLOTILLA_LOG", level) };
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

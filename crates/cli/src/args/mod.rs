@@ -30,6 +30,12 @@ pub(crate) struct Cli {
     /// Print machine-readable JSON (shapes documented in docs/).
     #[arg(long, global = true)]
     pub(crate) json: bool,
+    /// A daemon or hub started by this command logs more (-v: debug, -vv: trace).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
+    /// No progress or notes on stderr (errors and warnings still print); a daemon started here logs warnings only.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub(crate) quiet: bool,
     #[command(subcommand)]
     pub(crate) command: Command,
 }

@@ -70,9 +70,11 @@ pub(crate) async fn measure(
     join(&mut c2, "b", &group).await?;
     wait_visible(&mut c1, "a", "host2/b").await?;
     let latency_messages = messages.min(MAX_LATENCY_MESSAGES);
-    eprintln!("cross-host latency: {latency_messages} messages, one at a time...");
+    crate::verbosity::note!("cross-host latency: {latency_messages} messages, one at a time...");
     let times = timed_sends(first, "a", second, "b", "host2/b", latency_messages).await?;
-    eprintln!("cross-host throughput: {messages} messages from {senders} sender(s)...");
+    crate::verbosity::note!(
+        "cross-host throughput: {messages} messages from {senders} sender(s)..."
+    );
     let per_sec = flood(first, second, senders, messages).await?;
     for (c, d) in [(&mut c1, &mut d1), (&mut c2, &mut d2)] {
         let _ = c.call(&ShutdownArgs {}).await;

@@ -171,7 +171,7 @@ fn write(json: bool, path: &Path, before: &str, edited: &str, key: &str) -> Resu
             show(&previous),
             path.display()
         )?;
-        eprintln!("{APPLY}");
+        crate::verbosity::note!("{APPLY}");
     }
     Ok(())
 }

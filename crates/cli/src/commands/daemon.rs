@@ -150,7 +150,7 @@ fn save(env: &Env, given: &Settings) -> Result<()> {
     flotilla_actors::private_file::write(&staging, edited.as_bytes())?;
     std::fs::rename(&staging, path)?;
     if !env.json {
-        eprintln!("saved the given settings in {}", path.display());
+        crate::verbosity::note!("saved the given settings in {}", path.display());
     }
     Ok(())
 }

@@ -44,7 +44,7 @@ pub(crate) fn invite(env: &Env, args: HubInviteArgs) -> Result<u8> {
         }))?;
     } else {
         outln!("{}", made.token)?;
-        eprintln!(
+        crate::verbosity::note!(
             "single-use token for {host}, valid until {}; hub at {}\nnext: {next} (keep the token secret until used)",
             time(made.expires),
             made.decoded.hub_addrs.join(", ")

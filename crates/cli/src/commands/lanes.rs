@@ -214,7 +214,7 @@ async fn wait(
         if let Some(text) = result.result.as_deref().filter(|t| !t.is_empty()) {
             outln!("{text}")?;
         }
-        eprintln!("{}", result.summary_line(event.turn));
+        crate::verbosity::note!("{}", result.summary_line(event.turn));
     }
     Ok(result.status.exit_code())
 }
@@ -232,7 +232,7 @@ async fn follow(env: &Env, c: &mut LaneClient, name: &PeerName, mut after: u64) 
             .await?;
         for e in &reply.events {
             after = e.seq;
-            if !env.json {
+            if !env.json && !crate::verbosity::quiet() {
                 progress(e);
             }
         }
