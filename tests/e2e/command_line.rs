@@ -182,3 +182,28 @@ fn man_prints_a_roff_page_or_writes_one_per_command() {
         "internal commands stay out"
     );
 }
+
+#[test]
+fn an_empty_flotilla_home_does_not_break_an_explicit_home() {
+    let home = flotilla_tests::TestHome::new();
+    let out = home
+        .command(&["--json", "doctor"])
+        .env("FLOTILLA_HOME", "")
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("a value is required"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&home.path().display().to_string()));
+}
+
+#[test]
+fn up_says_a_bad_config_toml_whole_with_its_line_and_column() {
+    let home = flotilla_tests::TestHome::new();
+    home.write_config("max_message_bytes = \"x\"\n");
+    let stderr = home.fails(&["up", "--name", "h"], 1);
+    assert!(
+        stderr.contains("line 1, column 21") && stderr.contains("expected usize"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("config.toml"), "names the file: {stderr}");
+}

@@ -235,8 +235,26 @@ fn enrollment_code(e: &flotilla_host::enrollment::EnrollmentError) -> Option<Cla
 /// error.
 pub(crate) fn envelope(err: &anyhow::Error) -> (serde_json::Value, u8) {
     let (code, name, hint, details) = classify(err);
-    let obj = json!({"error": {"code": name, "exit": code, "message": format!("{err:#}"), "hint": hint, "details": details}});
+    let obj = json!({"error": {"code": name, "exit": code, "message": message(err), "hint": hint, "details": details}});
     (obj, code)
+}
+
+/// An error and its causes on one line, each cause said once: many errors
+/// already name their cause in their own text (`... : Address already in
+/// use`), and anyhow's `{:#}` would repeat it.
+pub(crate) fn message(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 /// Prints an error and returns its exit code; a closed stdout is no error
@@ -246,7 +264,7 @@ pub(crate) fn report(err: &anyhow::Error, json: bool) -> ExitCode {
         return ExitCode::from(OK);
     }
     let (obj, code) = envelope(err);
-    eprintln!("error: {err:#}");
+    eprintln!("error: {}", message(err));
     if let Some(h) = obj["error"]["hint"].as_str() {
         eprintln!("hint: {h}");
     }
@@ -301,6 +319,28 @@ mod tests {
         assert_eq!(
             hint,
             "[possible values: exec, claude]; a similar value exists: 'claude'; For more information, try '--help'."
+        );
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot listen on 127.0.0.1:1: {source}; pick another port")]
+    struct Bind {
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn a_cause_an_error_already_names_is_said_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::AddrInUse, "Address already in use");
+        let err = anyhow::Error::new(Bind { source: io });
+        assert_eq!(
+            message(&err),
+            "cannot listen on 127.0.0.1:1: Address already in use; pick another port"
+        );
+        let chained = anyhow::anyhow!("disk gone").context("cannot save");
+        assert_eq!(
+            message(&chained),
+            "cannot save: disk gone",
+            "other causes still show"
         );
     }
 }

@@ -19,6 +19,14 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // An empty FLOTILLA_HOME or FLOTILLA_PEER (`export FLOTILLA_HOME=`)
+    // means unset, not "a value is required", even beside an explicit flag.
+    for var in ["FLOTILLA_HOME", "FLOTILLA_PEER"] {
+        if std::env::var_os(var).is_some_and(|v| v.is_empty()) {
+            // SAFETY: single-threaded here; nothing reads the environment yet.
+            unsafe { std::env::remove_var(var) };
+        }
+    }
     let cli = match args::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -176,6 +176,13 @@ async fn start(env: &Env, given: &Settings, new_store: bool, restarted: bool) ->
         HostName::new(name)?;
     }
     env.home.prepare()?;
+    // A bad config.toml is said here whole, not as the tail of the
+    // daemon's stderr.
+    flotilla_host::config::HostConfig::load(&env.home.config_file).map_err(|e| CliError {
+        code: FAILED,
+        message: e.to_string(),
+        hint: None,
+    })?;
     flotilla_host::store_file::check(&env.home, new_store)?;
     let exe = std::env::current_exe().context("cannot find the flotilla executable")?;
     let stderr_path = env.home.logs_dir.join("daemon.stderr");
