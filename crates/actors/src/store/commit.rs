@@ -13,6 +13,7 @@ use std::thread::JoinHandle;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::lanes::LaneWrite;
 use super::mail::{self, AcceptOutcome, NewMessage};
 use super::{Store, StoreError};
 use super::{lanes, outbox, peers};
@@ -46,6 +47,11 @@ enum WriteOp {
     },
     Touch(Vec<(PeerId, Timestamp)>),
     PutLane(Box<LaneRecord>),
+    WriteLane(Box<LaneWrite>, Timestamp),
+    NoticeSent {
+        lane: String,
+        turn: u32,
+    },
     AppendEvents {
         lane: String,
         turn: u32,
@@ -196,6 +202,27 @@ impl CommitQueue {
         self.write(WriteOp::PutLane(Box::new(lane))).await.map(drop)
     }
 
+    /// Stores a lane's record with what changed with it, in one
+    /// transaction; returns the appended events with their numbers.
+    pub async fn write_lane(&self, w: LaneWrite) -> Result<Vec<LaneEvent>, StoreError> {
+        match self
+            .write(WriteOp::WriteLane(Box::new(w), Timestamp::now()))
+            .await?
+        {
+            WriteDone::Events(e) => Ok(e),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Records that a lane's owner was told of `turn`.
+    pub async fn notice_sent(&self, lane: &str, turn: u32) -> Result<(), StoreError> {
+        let op = WriteOp::NoticeSent {
+            lane: lane.to_owned(),
+            turn,
+        };
+        self.write(op).await.map(drop)
+    }
+
     /// Appends events to a lane's log; returns them with their numbers.
     pub async fn append_events(
         &self,
@@ -339,6 +366,7 @@ impl Writer {
                     | WriteOp::Receipt(_)
                     | WriteOp::Ack { .. }
                     | WriteOp::PutLane(_)
+                    | WriteOp::WriteLane(..)
                     | WriteOp::AppendEvents { .. }
             )
         });
@@ -425,6 +453,10 @@ fn apply(txn: &redb::WriteTransaction, op: WriteOp) -> Result<WriteDone, StoreEr
         }
         WriteOp::Touch(seen) => peers::touch(txn, &seen).map(|()| WriteDone::Nothing),
         WriteOp::PutLane(lane) => lanes::put_lane(txn, &lane).map(|()| WriteDone::Nothing),
+        WriteOp::WriteLane(w, at) => lanes::write_lane(txn, *w, at).map(WriteDone::Events),
+        WriteOp::NoticeSent { lane, turn } => {
+            lanes::notice_sent(txn, &lane, turn).map(|()| WriteDone::Nothing)
+        }
         WriteOp::AppendEvents {
             lane,
             turn,

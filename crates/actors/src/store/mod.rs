@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use redb::{Database, ReadableDatabase};
 
+pub use lanes::LaneWrite;
 pub use mail::{AcceptOutcome, NewMessage, SeenRecord};
 pub use outbox::{DeliveryState, OUTBOX_KEEP, OutboxEntry, RecipientState};
 pub use schema::SCHEMA_VERSION;

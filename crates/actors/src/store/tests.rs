@@ -349,3 +349,6 @@ mod ids;
 
 #[path = "tests_outbox.rs"]
 mod outbox_path;
+
+#[path = "tests_lanes.rs"]
+mod lanes;
