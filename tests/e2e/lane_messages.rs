@@ -45,6 +45,8 @@ fn messages_to_a_busy_persistent_lane_start_its_next_turn() {
         },
     );
     let events = home.ok(&["lane", "events", "busy"]);
+    // Results are handed out oldest first: the first turn's, then this one.
+    assert_eq!(home.json(&["lane", "wait", "busy"])["turn"], 1);
     let result = home.json(&["lane", "wait", "busy"]);
     let text = result["result"].as_str().unwrap_or_default();
     let (alpha, beta) = (text.find("ALPHA-MARK"), text.find("BETA-MARK"));

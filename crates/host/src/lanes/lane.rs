@@ -4,6 +4,7 @@
 //! archives, and tells the owner how each turn ended. The rules live in
 //! `flotilla_actors::lane`; this actor carries out their effects.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,7 @@ use flotilla_actors::lane::{LanePhase, LaneRecord, TurnResult, TurnStatus};
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::PeerId;
 use flotilla_actors::protocol::{ControlError, ErrorCode, LaneView};
+use flotilla_actors::store::LaneWrite;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 
 use super::cli::Outcome;
@@ -27,7 +29,8 @@ type Reply<T> = RpcReplyPort<Result<T, ControlError>>;
 /// What `Collect` found.
 #[derive(Debug)]
 pub enum Collected {
-    /// The result, handed out now (and never again).
+    /// The oldest result not handed out yet; it stays until `HandedOut`
+    /// says the client has it.
     Result(Box<LaneEvent>),
     /// A turn is still running.
     Running,
@@ -47,8 +50,10 @@ pub enum LaneMsg {
         /// The turn number, or why not.
         reply: Reply<u32>,
     },
-    /// Hand out the uncollected result.
+    /// Show the oldest result not handed out yet.
     Collect(RpcReplyPort<Collected>),
+    /// The result of this turn reached the client: it is collected.
+    HandedOut(u32),
     /// The lane's view.
     Status(RpcReplyPort<LaneView>),
     /// Interrupt the running turn.
@@ -109,6 +114,11 @@ pub struct LaneState {
     pub(super) adopted: bool,
     /// The watchdog killed the turn's process to start it again.
     pub(super) restarting: bool,
+    /// Results not handed out yet that a message's turn put aside, by turn
+    /// (on disk too).
+    pub(super) shelf: BTreeMap<u32, TurnResult>,
+    /// Turns whose end the owner was not told of yet (on disk too).
+    pub(super) owed: BTreeMap<u32, TurnResult>,
 }
 
 impl Actor for Lane {
@@ -121,6 +131,9 @@ impl Actor for Lane {
         myself: LaneRef,
         (ctx, record): Self::Arguments,
     ) -> Result<LaneState, ActorProcessingErr> {
+        let name = record.spec.name.as_str();
+        let shelf = ctx.store.lane_shelf(name)?.into_iter().collect();
+        let owed = ctx.store.lane_notices(name)?.into_iter().collect();
         let mut state = LaneState {
             ctx,
             record,
@@ -130,8 +143,12 @@ impl Actor for Lane {
             last_progress: Instant::now(),
             adopted: false,
             restarting: false,
+            shelf,
+            owed,
         };
         turn::recover(&mut state, &myself).await;
+        // Owners not told before a crash are told now.
+        state.pay_notices().await;
         Ok(state)
     }
 
@@ -155,8 +172,9 @@ impl Actor for Lane {
                 let _ = reply.send(turn::begin(state, &myself, prompt, resume).await);
             }
             LaneMsg::Collect(reply) => {
-                let _ = reply.send(state.collect().await);
+                let _ = reply.send(state.collect());
             }
+            LaneMsg::HandedOut(turn) => state.handed_out(turn).await,
             LaneMsg::Status(reply) => {
                 let _ = reply.send(state.view());
             }
@@ -229,7 +247,7 @@ impl LaneState {
             pid: r.running.as_ref().and_then(|t| t.pid),
             native_session_id: r.native_session.clone(),
             last_status: r.last_result.as_ref().map(|t| t.status),
-            uncollected: r.uncollected.is_some(),
+            uncollected: r.uncollected.is_some() || !self.shelf.is_empty(),
             created_at: r.created_at,
             finished_at: r.finished_at,
         }
@@ -237,6 +255,23 @@ impl LaneState {
 
     pub(super) async fn save(&self) {
         if let Err(e) = self.ctx.commit.put_lane(self.record.clone()).await {
+            tracing::error!(lane = %self.record.spec.name, error = %e, "could not save the lane");
+        }
+    }
+
+    /// Saves the record with events of `turn` and what changed with it, in
+    /// one transaction.
+    pub(super) async fn save_with(
+        &self,
+        turn: u32,
+        events: Vec<EventKind>,
+        change: impl FnOnce(&mut LaneWrite),
+    ) {
+        let mut w = LaneWrite::record(self.record.clone());
+        w.turn = turn;
+        w.events = events;
+        change(&mut w);
+        if let Err(e) = self.ctx.commit.write_lane(w).await {
             tracing::error!(lane = %self.record.spec.name, error = %e, "could not save the lane");
         }
     }
@@ -263,15 +298,20 @@ impl LaneState {
             .map_or(self.record.turns, |t| t.turn)
     }
 
-    async fn collect(&mut self) -> Collected {
-        if let Some(result) = self.record.collect() {
-            self.save().await;
+    /// The oldest result not handed out: put aside ones first, then the
+    /// record's. Nothing changes until [`Self::handed_out`].
+    fn collect(&self) -> Collected {
+        let oldest = self.shelf.first_key_value().map(|(t, r)| (*t, r));
+        let result = oldest.or_else(|| {
             let turn = self.record.turns;
+            self.record.uncollected.as_ref().map(|r| (turn, r))
+        });
+        if let Some((turn, result)) = result {
             let event = LaneEvent {
                 seq: 0,
                 at: result.finished_at,
                 turn,
-                kind: EventKind::TurnCompleted(result),
+                kind: EventKind::TurnCompleted(result.clone()),
             };
             return Collected::Result(Box::new(event));
         }
@@ -279,6 +319,37 @@ impl LaneState {
             Collected::Running
         } else {
             Collected::Nothing
+        }
+    }
+
+    /// The client has the result of `turn`: it is collected.
+    async fn handed_out(&mut self, turn: u32) {
+        if self.shelf.remove(&turn).is_some() {
+            let t = self.record.turns;
+            self.save_with(t, Vec::new(), |w| w.unshelve = Some(turn))
+                .await;
+        } else if self.record.turns == turn
+            && self.record.phase != LanePhase::Running
+            && self.record.collect().is_some()
+        {
+            self.save().await;
+        }
+    }
+
+    /// Tells the owner of each turn it was not told of yet; a notice is
+    /// owed (on disk) until its message is stored or refused.
+    pub(super) async fn pay_notices(&mut self) {
+        let owed: Vec<(u32, TurnResult)> = self.owed.iter().map(|(t, r)| (*t, r.clone())).collect();
+        for (turn, result) in owed {
+            if !notify::owner(&self.ctx, &self.record, turn, &result).await {
+                return;
+            }
+            let lane = self.record.spec.name.as_str();
+            if let Err(e) = self.ctx.commit.notice_sent(lane, turn).await {
+                tracing::error!(lane, error = %e, "could not record the owner's notice");
+                return;
+            }
+            self.owed.remove(&turn);
         }
     }
 
@@ -345,6 +416,9 @@ impl LaneState {
     }
 
     async fn tick(&mut self) {
+        if !self.owed.is_empty() {
+            self.pay_notices().await;
+        }
         let now = Timestamp::now();
         if self.record.deadline_passed(now) && self.stopping.is_none() {
             let _ = self
@@ -375,14 +449,16 @@ impl LaneState {
         .await;
     }
 
+    /// Output turned into events: the events and the offset they end at
+    /// are saved together, so an adopted turn never repeats them.
     async fn events(&mut self, kinds: Vec<EventKind>, offset: u64) {
         self.last_progress = Instant::now();
         if let Some(t) = self.record.running.as_mut() {
             t.output_offset = offset;
         }
         let turn = self.current_turn();
-        self.log(turn, kinds).await;
-        self.save().await;
+        self.save_with(turn, kinds, |_| ()).await;
+        crate::crash_point::reached(&self.ctx, "lane.events");
     }
 
     /// Builds the result of the turn that just ended.
@@ -421,10 +497,5 @@ impl LaneState {
             duration_ms: started.until(now).as_millis() as u64,
             finished_at: now,
         }
-    }
-
-    /// Tells the owner how the turn ended.
-    pub(super) async fn notify_owner(&self, turn: u32, result: &TurnResult) {
-        notify::owner(&self.ctx, &self.record, turn, result).await;
     }
 }
