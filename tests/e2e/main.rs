@@ -24,6 +24,7 @@ mod lane_input;
 mod lane_messages;
 mod lane_reaping;
 mod lane_recovery;
+mod lane_restarts;
 mod lane_results;
 mod lanes;
 mod logs;

@@ -200,7 +200,9 @@ impl Actor for Connector {
                 if !state.done && group_alive(state.pid) {
                     tracing::info!(pid = state.pid, signal = ?sig, "escalating the interrupt");
                     signal_group(state.pid, sig);
-                    if sig != Signal::KILL {
+                    if sig == Signal::KILL {
+                        crate::crash_point::pause("lane.killed").await;
+                    } else {
                         myself
                             .send_after(grace, move || ConnectorMsg::Escalate(Signal::KILL, grace));
                     }

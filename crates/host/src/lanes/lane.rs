@@ -194,11 +194,7 @@ impl Actor for Lane {
             LaneMsg::ProcessStarted { pid, start } => state.process_started(pid, start).await,
             LaneMsg::Events { kinds, offset } => state.events(kinds, offset).await,
             LaneMsg::Progress => state.last_progress = Instant::now(),
-            LaneMsg::Exited { outcome, exit } if state.restarting => {
-                let _ = exit;
-                super::stall::relaunch(state, &myself, outcome).await;
-            }
-            LaneMsg::Exited { outcome, exit } => turn::finish(state, outcome, exit).await,
+            LaneMsg::Exited { outcome, exit } => turn::exited(state, &myself, outcome, exit).await,
         }
         // Messages that arrived during a turn start the next one.
         turn::start_queued(state, &myself).await;

@@ -177,6 +177,22 @@ pub(super) async fn start_queued(state: &mut LaneState, myself: &LaneRef) {
     deliver(state, myself, prompt).await;
 }
 
+/// The turn's process ended: the watchdog's restart starts it again, unless
+/// an interrupt or the deadline came while its kill was under way (the turn
+/// then ends with that status; a relaunch would run unbounded).
+pub(super) async fn exited(
+    state: &mut LaneState,
+    myself: &LaneRef,
+    outcome: Outcome,
+    exit: Option<i32>,
+) {
+    if std::mem::take(&mut state.restarting) && state.stopping.is_none() {
+        super::stall::relaunch(state, myself, outcome).await;
+    } else {
+        finish(state, outcome, exit).await;
+    }
+}
+
 /// Records the end of the running turn: the record, its `turn.completed`
 /// event and the notice owed to the owner in one transaction, then tells
 /// the owner (a crash before that leaves the notice owed, paid at restart).
@@ -284,10 +300,12 @@ pub(super) async fn stop_for_shutdown(state: &mut LaneState) {
         }
     }
     state.stopping = Some((TurnStatus::Interrupted, "the daemon stopped".into()));
-    let files = TurnFiles::new(
+    // The exit of the attempt that ran: a watchdog restart has its own files.
+    let files = TurnFiles::attempt(
         &state.ctx.home.state_dir,
         state.record.spec.name.as_str(),
         running.turn,
+        running.restarts,
     );
     finish(
         state,
