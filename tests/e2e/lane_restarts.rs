@@ -88,3 +88,50 @@ fn down_after_a_restart_records_the_exit_of_the_attempt_that_ran() {
     assert_eq!(v["exit"], 7, "the restart's exit code: {v}");
     home.ok(&["down"]);
 }
+
+/// Point 2.ii: turn 2 of a lane, stalled before its CLI named a session,
+/// was restarted as "continue" in turn 1's session: its own prompt was
+/// lost. A fake `claude` (stream-json, resumable) stalls once on that
+/// prompt; the restart must give it the prompt again.
+#[test]
+fn a_stalled_second_turn_without_a_session_keeps_its_prompt() {
+    let mut home = TestHome::new();
+    let fake = home.path().join("fake-claude");
+    let stalled = home.path().join("stalled-once");
+    let script = format!(
+        r#"#!/bin/sh
+prompt=$(cat)
+if [ "$prompt" = "SECOND-MARK" ] && [ ! -e {s} ]; then touch {s}; kill -STOP $$; fi
+echo '{{"type":"system","subtype":"init","session_id":"sess-1"}}'
+printf '{{"type":"result","subtype":"success","is_error":false,"result":"got %s","session_id":"sess-1"}}\n' "$prompt"
+"#,
+        s = stalled.display()
+    );
+    std::fs::write(&fake, script).expect("fake claude");
+    let chmod = std::process::Command::new("chmod")
+        .arg("755")
+        .arg(&fake)
+        .status()
+        .expect("chmod");
+    assert!(chmod.success());
+    home.write_config(&format!(
+        "{STALLING}[clis]\nclaude = \"{}\"\n",
+        fake.display()
+    ));
+    home.spawn_daemon("h");
+    home.ok(&[
+        "lane",
+        "run",
+        "--cli",
+        "claude",
+        "-n",
+        "two",
+        "--prompt",
+        "FIRST-MARK",
+    ]);
+    home.ok(&["lane", "resume", "two", "--prompt", "SECOND-MARK"]);
+    let (c, v) = code(&home, &["lane", "wait", "two", "--timeout", "30"]);
+    assert_eq!(c, 0, "{v}");
+    assert_eq!(v["result"], "got SECOND-MARK", "{v}");
+    assert!(events(&home, "two").contains("restarted the turn"));
+}
