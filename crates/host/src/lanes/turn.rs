@@ -242,6 +242,7 @@ pub(super) async fn recover(state: &mut LaneState, myself: &LaneRef) {
                 files,
                 launch: Launch::Adopt {
                     pid,
+                    start: running.pid_start,
                     offset: running.output_offset,
                 },
                 parser: connector.parser(&state.record.spec),
