@@ -62,8 +62,8 @@ pub enum LaneMsg {
     Archive(Reply<LaneView>),
     /// The owner left.
     OwnerLeft,
-    /// A message for a persistent lane: the prompt of a turn.
-    Deliver(String),
+    /// A persistent lane has messages: read them (prompts of turns).
+    ReadMail,
     /// Periodic check: deadline, auto-archive.
     Tick,
     /// From the watchdog: is the turn stalled?
@@ -188,7 +188,7 @@ impl Actor for Lane {
                 let _ = reply.send(state.archive().await.map(|()| state.view()));
             }
             LaneMsg::OwnerLeft => state.owner_left().await,
-            LaneMsg::Deliver(prompt) => turn::deliver(state, &myself, prompt).await,
+            LaneMsg::ReadMail => super::mail::read(state, &myself).await,
             LaneMsg::Tick => state.tick().await,
             LaneMsg::StallCheck => super::stall::check(state).await,
             LaneMsg::ProcessStarted { pid, start } => state.process_started(pid, start).await,
