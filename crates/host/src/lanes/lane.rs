@@ -18,25 +18,14 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent
 
 use super::cli::Outcome;
 use super::connector::{ConnectorMsg, ConnectorRef};
-use super::{notify, turn};
+pub use super::results::Collected;
+use super::turn;
 use crate::context::HostContext;
 
 /// How long an interrupted process gets before SIGTERM, then SIGKILL.
 pub(crate) const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
 
 type Reply<T> = RpcReplyPort<Result<T, ControlError>>;
-
-/// What `Collect` found.
-#[derive(Debug)]
-pub enum Collected {
-    /// The oldest result not handed out yet; it stays until `HandedOut`
-    /// says the client has it.
-    Result(Box<LaneEvent>),
-    /// A turn is still running.
-    Running,
-    /// Nothing to collect.
-    Nothing,
-}
 
 /// Messages of a lane.
 #[derive(Debug)]
@@ -294,61 +283,6 @@ impl LaneState {
             .map_or(self.record.turns, |t| t.turn)
     }
 
-    /// The oldest result not handed out: put aside ones first, then the
-    /// record's. Nothing changes until [`Self::handed_out`].
-    fn collect(&self) -> Collected {
-        let oldest = self.shelf.first_key_value().map(|(t, r)| (*t, r));
-        let result = oldest.or_else(|| {
-            let turn = self.record.turns;
-            self.record.uncollected.as_ref().map(|r| (turn, r))
-        });
-        if let Some((turn, result)) = result {
-            let event = LaneEvent {
-                seq: 0,
-                at: result.finished_at,
-                turn,
-                kind: EventKind::TurnCompleted(result.clone()),
-            };
-            return Collected::Result(Box::new(event));
-        }
-        if self.record.phase == LanePhase::Running {
-            Collected::Running
-        } else {
-            Collected::Nothing
-        }
-    }
-
-    /// The client has the result of `turn`: it is collected.
-    async fn handed_out(&mut self, turn: u32) {
-        if self.shelf.remove(&turn).is_some() {
-            let t = self.record.turns;
-            self.save_with(t, Vec::new(), |w| w.unshelve = Some(turn))
-                .await;
-        } else if self.record.turns == turn
-            && self.record.phase != LanePhase::Running
-            && self.record.collect().is_some()
-        {
-            self.save().await;
-        }
-    }
-
-    /// Tells the owner of each turn it was not told of yet; a notice is
-    /// owed (on disk) until its message is stored or refused.
-    pub(super) async fn pay_notices(&mut self) {
-        let owed: Vec<(u32, TurnResult)> = self.owed.iter().map(|(t, r)| (*t, r.clone())).collect();
-        for (turn, result) in owed {
-            if !notify::owner(&self.ctx, &self.record, turn, &result).await {
-                return;
-            }
-            let lane = self.record.spec.name.as_str();
-            if let Err(e) = self.ctx.commit.notice_sent(lane, turn).await {
-                tracing::error!(lane, error = %e, "could not record the owner's notice");
-                return;
-            }
-            self.owed.remove(&turn);
-        }
-    }
-
     pub(super) async fn interrupt(
         &mut self,
         status: TurnStatus,
@@ -455,43 +389,5 @@ impl LaneState {
         let turn = self.current_turn();
         self.save_with(turn, kinds, |_| ()).await;
         crate::crash_point::reached(&self.ctx, "lane.events");
-    }
-
-    /// Builds the result of the turn that just ended.
-    pub(super) fn result(&self, outcome: Outcome, exit: Option<i32>) -> TurnResult {
-        let started = self
-            .record
-            .running
-            .as_ref()
-            .map_or(Timestamp::now(), |t| t.started_at);
-        let now = Timestamp::now();
-        let (status, error) = match &self.stopping {
-            Some((status, why)) => (
-                *status,
-                Some(
-                    outcome
-                        .error
-                        .clone()
-                        .map_or(why.clone(), |e| format!("{why}; {e}")),
-                ),
-            ),
-            None => (outcome.status(), outcome.error.clone()),
-        };
-        TurnResult {
-            lane: self.id(),
-            status,
-            exit,
-            result: outcome.result,
-            error,
-            usage: outcome.usage,
-            context_window: outcome.context_window,
-            context_used_pct: outcome.context_used_pct,
-            cost_usd: outcome.cost_usd,
-            native_session_id: outcome
-                .native_session_id
-                .or_else(|| self.record.native_session.clone()),
-            duration_ms: started.until(now).as_millis() as u64,
-            finished_at: now,
-        }
     }
 }

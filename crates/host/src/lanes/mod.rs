@@ -22,6 +22,7 @@ pub mod lane;
 mod mail;
 mod notify;
 pub mod process;
+mod results;
 mod stall;
 mod turn;
 
