@@ -21,7 +21,7 @@ use rustix::process::Signal;
 use super::cli::{CommandPlan, Outcome, TurnParser};
 use super::lane::LaneMsg;
 use super::process::{
-    TurnFiles, group_alive, group_cpu_ticks, is_same_process, signal_group, start_time,
+    TurnFiles, group_alive, is_same_process, signal_group, start_time, tree_cpu_ticks,
 };
 
 /// How often output and exit are checked.
@@ -308,7 +308,7 @@ impl ConnectorState {
         }
         self.polls += 1;
         if self.polls.is_multiple_of(CPU_EVERY) {
-            let cpu = group_cpu_ticks(self.pid);
+            let cpu = tree_cpu_ticks(self.pid);
             if cpu != self.cpu {
                 self.cpu = cpu;
                 let _ = self.lane.cast(LaneMsg::Progress);

@@ -1,11 +1,11 @@
 //! Stalled turns. The watchdog asks each lane to check its turn: one that
-//! made no progress (no output and no CPU time) for `lane_stall_secs` (a
-//! process that was stopped, a CLI stuck on a dead connection) is killed and
-//! started again in place, through the CLI's native resume when the killed
-//! attempt named a session (else with the turn's prompt again, as it
-//! began), in a fresh directory, and
-//! the lane's events say so. After `lane_stall_restarts` restarts the turn
-//! fails with the reason.
+//! made no progress (no output and no CPU time of its process tree) for
+//! `lane_stall_secs` (a process that was stopped, a CLI stuck on a dead
+//! connection) is killed and started again in place, through the CLI's
+//! native resume when the killed attempt named a session (else with the
+//! turn's prompt again, as it began), in a fresh directory, and the lane's
+//! events say so. After `lane_stall_restarts` restarts the turn fails with
+//! the reason.
 
 use flotilla_actors::lane::TurnStatus;
 use flotilla_actors::lane::events::EventKind;
