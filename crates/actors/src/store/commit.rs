@@ -30,7 +30,7 @@ const QUEUE_DEPTH: usize = 8192;
 
 /// One write.
 #[derive(Debug)]
-enum WriteOp {
+pub(super) enum WriteOp {
     Accept(NewMessage),
     Ack {
         peer: PeerId,
@@ -64,7 +64,7 @@ enum WriteOp {
 }
 
 #[derive(Debug)]
-enum WriteDone {
+pub(super) enum WriteDone {
     Accepted(AcceptOutcome),
     Count(u64),
     Peer(PeerRecord),
@@ -143,7 +143,7 @@ impl CommitQueue {
         Ok(rx)
     }
 
-    async fn write(&self, op: WriteOp) -> Result<WriteDone, StoreError> {
+    pub(super) async fn write(&self, op: WriteOp) -> Result<WriteDone, StoreError> {
         self.submit(op).await?.await.map_err(|_| stopped())?
     }
 
@@ -195,51 +195,6 @@ impl CommitQueue {
     /// Records last-seen times.
     pub async fn touch(&self, seen: Vec<(PeerId, Timestamp)>) -> Result<(), StoreError> {
         self.write(WriteOp::Touch(seen)).await.map(drop)
-    }
-
-    /// Stores a lane's record.
-    pub async fn put_lane(&self, lane: LaneRecord) -> Result<(), StoreError> {
-        self.write(WriteOp::PutLane(Box::new(lane))).await.map(drop)
-    }
-
-    /// Stores a lane's record with what changed with it, in one
-    /// transaction; returns the appended events with their numbers.
-    pub async fn write_lane(&self, w: LaneWrite) -> Result<Vec<LaneEvent>, StoreError> {
-        match self
-            .write(WriteOp::WriteLane(Box::new(w), Timestamp::now()))
-            .await?
-        {
-            WriteDone::Events(e) => Ok(e),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// Records that a lane's owner was told of `turn`.
-    pub async fn notice_sent(&self, lane: &str, turn: u32) -> Result<(), StoreError> {
-        let op = WriteOp::NoticeSent {
-            lane: lane.to_owned(),
-            turn,
-        };
-        self.write(op).await.map(drop)
-    }
-
-    /// Appends events to a lane's log; returns them with their numbers.
-    pub async fn append_events(
-        &self,
-        lane: &str,
-        turn: u32,
-        kinds: Vec<EventKind>,
-    ) -> Result<Vec<LaneEvent>, StoreError> {
-        let op = WriteOp::AppendEvents {
-            lane: lane.to_owned(),
-            turn,
-            at: Timestamp::now(),
-            kinds,
-        };
-        match self.write(op).await? {
-            WriteDone::Events(e) => Ok(e),
-            other => Err(unexpected(other)),
-        }
     }
 
     /// Queues the hub's verdict on a forwarded message; the future resolves
@@ -311,7 +266,7 @@ fn stopped() -> StoreError {
     StoreError::Rejected("the store is shutting down".into())
 }
 
-fn unexpected(done: WriteDone) -> StoreError {
+pub(super) fn unexpected(done: WriteDone) -> StoreError {
     StoreError::Rejected(format!("the writer answered with {done:?}"))
 }
 

@@ -3,6 +3,7 @@
 
 use redb::{ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 
+use super::commit::{CommitQueue, WriteDone, WriteOp, unexpected};
 use super::schema::{LANE_EVENTS, LANE_NOTICES, LANE_SHELF, LANES};
 use super::{Store, StoreError};
 use crate::codec;
@@ -166,5 +167,53 @@ impl Store {
             out.push(event);
         }
         Ok(out)
+    }
+}
+
+/// The lane writes of the commit queue.
+impl CommitQueue {
+    /// Stores a lane's record.
+    pub async fn put_lane(&self, lane: LaneRecord) -> Result<(), StoreError> {
+        self.write(WriteOp::PutLane(Box::new(lane))).await.map(drop)
+    }
+
+    /// Stores a lane's record with what changed with it, in one
+    /// transaction; returns the appended events with their numbers.
+    pub async fn write_lane(&self, w: LaneWrite) -> Result<Vec<LaneEvent>, StoreError> {
+        match self
+            .write(WriteOp::WriteLane(Box::new(w), Timestamp::now()))
+            .await?
+        {
+            WriteDone::Events(e) => Ok(e),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Records that a lane's owner was told of `turn`.
+    pub async fn notice_sent(&self, lane: &str, turn: u32) -> Result<(), StoreError> {
+        let op = WriteOp::NoticeSent {
+            lane: lane.to_owned(),
+            turn,
+        };
+        self.write(op).await.map(drop)
+    }
+
+    /// Appends events to a lane's log; returns them with their numbers.
+    pub async fn append_events(
+        &self,
+        lane: &str,
+        turn: u32,
+        kinds: Vec<EventKind>,
+    ) -> Result<Vec<LaneEvent>, StoreError> {
+        let op = WriteOp::AppendEvents {
+            lane: lane.to_owned(),
+            turn,
+            at: Timestamp::now(),
+            kinds,
+        };
+        match self.write(op).await? {
+            WriteDone::Events(e) => Ok(e),
+            other => Err(unexpected(other)),
+        }
     }
 }
