@@ -9,7 +9,6 @@ use flotilla_actors::lane::{LanePhase, TurnResult};
 use flotilla_actors::model::Timestamp;
 
 use super::cli::Outcome;
-
 use super::lane::LaneState;
 use super::notify;
 
