@@ -26,6 +26,8 @@ mod lane_input;
 mod lane_messages;
 mod lane_reaping;
 mod lane_recovery;
+mod lane_restarts;
+mod lane_results;
 mod lanes;
 mod logs;
 mod messaging;

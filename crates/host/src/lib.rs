@@ -6,6 +6,7 @@ pub mod client;
 pub mod config;
 pub mod context;
 pub mod control;
+mod crash_point;
 pub mod daemon;
 pub mod enrollment;
 mod frame_fit;

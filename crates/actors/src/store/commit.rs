@@ -13,6 +13,7 @@ use std::thread::JoinHandle;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::lanes::LaneWrite;
 use super::mail::{self, AcceptOutcome, NewMessage};
 use super::{Store, StoreError};
 use super::{lanes, outbox, peers};
@@ -29,7 +30,7 @@ const QUEUE_DEPTH: usize = 8192;
 
 /// One write.
 #[derive(Debug)]
-enum WriteOp {
+pub(super) enum WriteOp {
     Accept(NewMessage),
     Ack {
         peer: PeerId,
@@ -46,6 +47,11 @@ enum WriteOp {
     },
     Touch(Vec<(PeerId, Timestamp)>),
     PutLane(Box<LaneRecord>),
+    WriteLane(Box<LaneWrite>, Timestamp),
+    NoticeSent {
+        lane: String,
+        turn: u32,
+    },
     AppendEvents {
         lane: String,
         turn: u32,
@@ -58,7 +64,7 @@ enum WriteOp {
 }
 
 #[derive(Debug)]
-enum WriteDone {
+pub(super) enum WriteDone {
     Accepted(AcceptOutcome),
     Count(u64),
     Peer(PeerRecord),
@@ -137,7 +143,7 @@ impl CommitQueue {
         Ok(rx)
     }
 
-    async fn write(&self, op: WriteOp) -> Result<WriteDone, StoreError> {
+    pub(super) async fn write(&self, op: WriteOp) -> Result<WriteDone, StoreError> {
         self.submit(op).await?.await.map_err(|_| stopped())?
     }
 
@@ -189,30 +195,6 @@ impl CommitQueue {
     /// Records last-seen times.
     pub async fn touch(&self, seen: Vec<(PeerId, Timestamp)>) -> Result<(), StoreError> {
         self.write(WriteOp::Touch(seen)).await.map(drop)
-    }
-
-    /// Stores a lane's record.
-    pub async fn put_lane(&self, lane: LaneRecord) -> Result<(), StoreError> {
-        self.write(WriteOp::PutLane(Box::new(lane))).await.map(drop)
-    }
-
-    /// Appends events to a lane's log; returns them with their numbers.
-    pub async fn append_events(
-        &self,
-        lane: &str,
-        turn: u32,
-        kinds: Vec<EventKind>,
-    ) -> Result<Vec<LaneEvent>, StoreError> {
-        let op = WriteOp::AppendEvents {
-            lane: lane.to_owned(),
-            turn,
-            at: Timestamp::now(),
-            kinds,
-        };
-        match self.write(op).await? {
-            WriteDone::Events(e) => Ok(e),
-            other => Err(unexpected(other)),
-        }
     }
 
     /// Queues the hub's verdict on a forwarded message; the future resolves
@@ -303,7 +285,7 @@ fn stopped() -> StoreError {
     StoreError::Rejected("the store is shutting down".into())
 }
 
-fn unexpected(done: WriteDone) -> StoreError {
+pub(super) fn unexpected(done: WriteDone) -> StoreError {
     StoreError::Rejected(format!("the writer answered with {done:?}"))
 }
 
@@ -358,6 +340,7 @@ impl Writer {
                     | WriteOp::Receipt(_)
                     | WriteOp::Ack { .. }
                     | WriteOp::PutLane(_)
+                    | WriteOp::WriteLane(..)
                     | WriteOp::AppendEvents { .. }
             )
         });
@@ -454,6 +437,10 @@ fn apply(txn: &redb::WriteTransaction, op: WriteOp) -> Result<WriteDone, StoreEr
         }
         WriteOp::Touch(seen) => peers::touch(txn, &seen).map(|()| WriteDone::Nothing),
         WriteOp::PutLane(lane) => lanes::put_lane(txn, &lane).map(|()| WriteDone::Nothing),
+        WriteOp::WriteLane(w, at) => lanes::write_lane(txn, *w, at).map(WriteDone::Events),
+        WriteOp::NoticeSent { lane, turn } => {
+            lanes::notice_sent(txn, &lane, turn).map(|()| WriteDone::Nothing)
+        }
         WriteOp::AppendEvents {
             lane,
             turn,

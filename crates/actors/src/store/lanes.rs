@@ -1,12 +1,14 @@
-//! Lanes in the store: their records and their event logs.
+//! Lanes in the store: their records, their event logs, the notices owed
+//! to their owners and the results a message's turn put aside.
 
-use redb::{ReadableDatabase, ReadableTable, WriteTransaction};
+use redb::{ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 
-use super::schema::{LANE_EVENTS, LANES};
+use super::commit::{CommitQueue, WriteDone, WriteOp, unexpected};
+use super::schema::{LANE_EVENTS, LANE_NOTICES, LANE_SHELF, LANES};
 use super::{Store, StoreError};
 use crate::codec;
-use crate::lane::LaneRecord;
 use crate::lane::events::{EventKind, LaneEvent};
+use crate::lane::{LaneRecord, TurnResult};
 use crate::model::Timestamp;
 
 const RECORD_LIMIT: usize = 16 * 1024 * 1024;
@@ -16,6 +18,66 @@ pub(crate) fn put_lane(txn: &WriteTransaction, lane: &LaneRecord) -> Result<(), 
     let bytes = codec::encode(lane)?;
     txn.open_table(LANES)?
         .insert(lane.spec.name.as_str(), bytes.as_slice())?;
+    Ok(())
+}
+
+/// A lane's record and what changed with it, written in one transaction:
+/// a crash keeps all of it or none.
+#[derive(Debug, Clone)]
+pub struct LaneWrite {
+    /// The record.
+    pub record: LaneRecord,
+    /// The turn the events belong to.
+    pub turn: u32,
+    /// Events to append.
+    pub events: Vec<EventKind>,
+    /// A turn's end the owner must be told of: `(turn, result)`.
+    pub owe_notice: Option<(u32, TurnResult)>,
+    /// A result put aside, still to be handed out: `(turn, result)`.
+    pub shelve: Option<(u32, TurnResult)>,
+    /// A put-aside result that was handed out.
+    pub unshelve: Option<u32>,
+}
+
+impl LaneWrite {
+    /// The record alone.
+    pub fn record(record: LaneRecord) -> Self {
+        Self {
+            turn: record.turns,
+            record,
+            events: Vec::new(),
+            owe_notice: None,
+            shelve: None,
+            unshelve: None,
+        }
+    }
+}
+
+/// Applies a [`LaneWrite`]; returns the appended events.
+pub(crate) fn write_lane(
+    txn: &WriteTransaction,
+    w: LaneWrite,
+    at: Timestamp,
+) -> Result<Vec<LaneEvent>, StoreError> {
+    put_lane(txn, &w.record)?;
+    let name = w.record.spec.name.as_str();
+    if let Some((turn, result)) = &w.owe_notice {
+        txn.open_table(LANE_NOTICES)?
+            .insert((name, *turn), codec::encode(result)?.as_slice())?;
+    }
+    if let Some((turn, result)) = &w.shelve {
+        txn.open_table(LANE_SHELF)?
+            .insert((name, *turn), codec::encode(result)?.as_slice())?;
+    }
+    if let Some(turn) = w.unshelve {
+        txn.open_table(LANE_SHELF)?.remove((name, turn))?;
+    }
+    append_events(txn, name, w.turn, at, w.events)
+}
+
+/// The owner was told of `turn`: its notice is no longer owed.
+pub(crate) fn notice_sent(txn: &WriteTransaction, lane: &str, turn: u32) -> Result<(), StoreError> {
+    txn.open_table(LANE_NOTICES)?.remove((lane, turn))?;
     Ok(())
 }
 
@@ -59,6 +121,31 @@ impl Store {
         Ok(lanes)
     }
 
+    /// The notices a lane owes its owner, oldest turn first.
+    pub fn lane_notices(&self, lane: &str) -> Result<Vec<(u32, TurnResult)>, StoreError> {
+        self.lane_results(LANE_NOTICES, lane)
+    }
+
+    /// The results a lane put aside, oldest turn first.
+    pub fn lane_shelf(&self, lane: &str) -> Result<Vec<(u32, TurnResult)>, StoreError> {
+        self.lane_results(LANE_SHELF, lane)
+    }
+
+    fn lane_results(
+        &self,
+        table: TableDefinition<(&str, u32), &[u8]>,
+        lane: &str,
+    ) -> Result<Vec<(u32, TurnResult)>, StoreError> {
+        let txn = self.db()?.begin_read()?;
+        let table = txn.open_table(table)?;
+        let mut out = Vec::new();
+        for row in table.range((lane, 0)..=(lane, u32::MAX))? {
+            let (k, v) = row?;
+            out.push((k.value().1, codec::decode(v.value(), RECORD_LIMIT)?));
+        }
+        Ok(out)
+    }
+
     /// A lane's events after `after`, at most `limit`.
     pub fn lane_events(
         &self,
@@ -80,5 +167,53 @@ impl Store {
             out.push(event);
         }
         Ok(out)
+    }
+}
+
+/// The lane writes of the commit queue.
+impl CommitQueue {
+    /// Stores a lane's record.
+    pub async fn put_lane(&self, lane: LaneRecord) -> Result<(), StoreError> {
+        self.write(WriteOp::PutLane(Box::new(lane))).await.map(drop)
+    }
+
+    /// Stores a lane's record with what changed with it, in one
+    /// transaction; returns the appended events with their numbers.
+    pub async fn write_lane(&self, w: LaneWrite) -> Result<Vec<LaneEvent>, StoreError> {
+        match self
+            .write(WriteOp::WriteLane(Box::new(w), Timestamp::now()))
+            .await?
+        {
+            WriteDone::Events(e) => Ok(e),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Records that a lane's owner was told of `turn`.
+    pub async fn notice_sent(&self, lane: &str, turn: u32) -> Result<(), StoreError> {
+        let op = WriteOp::NoticeSent {
+            lane: lane.to_owned(),
+            turn,
+        };
+        self.write(op).await.map(drop)
+    }
+
+    /// Appends events to a lane's log; returns them with their numbers.
+    pub async fn append_events(
+        &self,
+        lane: &str,
+        turn: u32,
+        kinds: Vec<EventKind>,
+    ) -> Result<Vec<LaneEvent>, StoreError> {
+        let op = WriteOp::AppendEvents {
+            lane: lane.to_owned(),
+            turn,
+            at: Timestamp::now(),
+            kinds,
+        };
+        match self.write(op).await? {
+            WriteDone::Events(e) => Ok(e),
+            other => Err(unexpected(other)),
+        }
     }
 }

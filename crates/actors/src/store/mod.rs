@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use redb::{Database, ReadableDatabase};
 
+pub use lanes::LaneWrite;
 pub use mail::{AcceptOutcome, NewMessage, SeenRecord};
 pub use outbox::{DeliveryState, OUTBOX_KEEP, OutboxEntry, OutboxRoom, RecipientState};
 pub use schema::SCHEMA_VERSION;

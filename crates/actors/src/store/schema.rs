@@ -8,7 +8,7 @@ use redb::{ReadTransaction, TableDefinition, TableHandle, WriteTransaction};
 use super::StoreError;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u64 = 5;
+pub const SCHEMA_VERSION: u64 = 6;
 
 /// Key `schema_version`, and `host_seq` (the last inbox sequence number).
 pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
@@ -50,6 +50,15 @@ pub(crate) const INBOX_DEPTH: TableDefinition<&str, u64> = TableDefinition::new(
 /// Order of remembering to (message id, sender id; empty for a local
 /// sender's id in `seen`): the oldest are forgotten first (since version 5).
 pub(crate) const ID_ORDER: TableDefinition<u64, (&str, &str)> = TableDefinition::new("id_order");
+/// (lane name, turn) to encoded `TurnResult`: a finished turn whose owner
+/// was not told yet, written with the turn's end and removed once the
+/// owner's message is stored (since version 6).
+pub(crate) const LANE_NOTICES: TableDefinition<(&str, u32), &[u8]> =
+    TableDefinition::new("lane_notices");
+/// (lane name, turn) to encoded `TurnResult`: a result not handed out yet
+/// that a message's turn put aside (since version 6).
+pub(crate) const LANE_SHELF: TableDefinition<(&str, u32), &[u8]> =
+    TableDefinition::new("lane_shelf");
 
 pub(crate) const VERSION_KEY: &str = "schema_version";
 pub(crate) const HOST_SEQ_KEY: &str = "host_seq";
@@ -76,6 +85,7 @@ pub(crate) fn migrate(txn: &WriteTransaction, from: u64) -> Result<(), StoreErro
             2 => create_v3(txn)?,
             3 => create_v4(txn)?,
             4 => super::retention::create_v5(txn)?,
+            5 => create_v6(txn)?,
             _ => unreachable!("no migration from version {version}"),
         }
         tracing::info!(from = version, to = version + 1, "store migrated");
@@ -119,11 +129,21 @@ fn create_v4(txn: &WriteTransaction) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Version 6: owed notices and put-aside results of lanes. Nothing is
+/// rewritten: lane records keep their encoding.
+fn create_v6(txn: &WriteTransaction) -> Result<(), StoreError> {
+    txn.open_table(LANE_NOTICES)?;
+    txn.open_table(LANE_SHELF)?;
+    Ok(())
+}
+
 /// Names of the tables, for the integrity report.
-pub(crate) fn table_names() -> [&'static str; 15] {
+pub(crate) fn table_names() -> [&'static str; 17] {
     [
         INBOX_DEPTH.name(),
         ID_ORDER.name(),
+        LANE_NOTICES.name(),
+        LANE_SHELF.name(),
         RECEIVED.name(),
         OUTBOX.name(),
         OUTGOING.name(),

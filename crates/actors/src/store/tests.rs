@@ -353,3 +353,6 @@ mod outbox_path;
 
 #[path = "tests_retention.rs"]
 mod retention_path;
+
+#[path = "tests_lanes.rs"]
+mod lanes;

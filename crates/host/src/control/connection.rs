@@ -19,7 +19,7 @@ use serde_json::Value;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
-use super::dispatch::dispatch;
+use super::dispatch::dispatch_held;
 use crate::context::HostContext;
 
 /// A connection that sends no complete request for this long is closed.
@@ -86,6 +86,7 @@ pub(super) async fn serve(stream: UnixStream, ctx: Arc<HostContext>, budget: Arc
                 return;
             }
         };
+        let mut handed = None;
         let response = match RequestFrame::parse(&line) {
             Ok((id, mut request)) => {
                 let op = request.name();
@@ -95,13 +96,14 @@ pub(super) async fn serve(stream: UnixStream, ctx: Arc<HostContext>, budget: Arc
                 }
                 // A client that hangs up while its request waits (a
                 // long-poll `inbox.fetch`, `lane wait`) releases it at once.
-                let outcome = tokio::select! {
-                    outcome = dispatch(&ctx, request) => outcome,
+                let (outcome, handout) = tokio::select! {
+                    outcome = dispatch_held(&ctx, request) => outcome,
                     () = hung_up(&mut read) => {
                         tracing::debug!(op, "the client hung up while its request waited");
                         return;
                     }
                 };
+                handed = handout;
                 match outcome {
                     Ok(result) => ResponseFrame::ok(id, result),
                     Err(err) => {
@@ -113,7 +115,11 @@ pub(super) async fn serve(stream: UnixStream, ctx: Arc<HostContext>, budget: Arc
             Err(refused) => ResponseFrame::err(refused.id, refused.error),
         };
         if respond(&mut write, response).await.is_err() {
+            // A lane result not written stays collectable.
             return;
+        }
+        if let Some(handout) = handed {
+            handout.confirm();
         }
     }
 }

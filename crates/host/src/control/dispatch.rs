@@ -34,6 +34,22 @@ const MAX_FETCH: u32 = 10_000;
 /// Longest `inbox --wait`.
 const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
 
+/// Like [`dispatch`], but a `lane.wait` result is only marked collected
+/// when the caller confirms the returned handout (once its reply is
+/// written), so a client that dies first does not lose it.
+pub(super) async fn dispatch_held(
+    ctx: &Arc<HostContext>,
+    request: Request,
+) -> (Result<Value, ControlError>, Option<lanes::Handout>) {
+    match request {
+        Request::LaneWait(a) => match lanes::wait(ctx, a).await {
+            Ok((event, handout)) => (Ok(reply_value(&event)), Some(handout)),
+            Err(e) => (Err(e), None),
+        },
+        other => (dispatch(ctx, other).await, None),
+    }
+}
+
 pub(crate) async fn dispatch(
     ctx: &Arc<HostContext>,
     request: Request,
@@ -89,7 +105,10 @@ pub(crate) async fn dispatch(
             let id = flotilla_actors::names::PeerId::new(ctx.host.clone(), a.name);
             ok(flotilla_actors::protocol::LaneStartReply { lane: id, turn })
         }
-        Request::LaneWait(a) => lanes::wait(ctx, a).await.map(|r| reply_value(&r)),
+        Request::LaneWait(a) => lanes::wait(ctx, a).await.map(|(event, handout)| {
+            handout.confirm();
+            reply_value(&event)
+        }),
         Request::LaneStatus(a) => ok(lanes::status(&lanes::lane(ctx, &a.name).await?).await?),
         Request::LaneInterrupt(a) => {
             let lane = lanes::lane(ctx, &a.name).await?;

@@ -71,10 +71,28 @@ fn deadline(ms: Option<u64>) -> tokio::time::Instant {
     tokio::time::Instant::now() + ms.map_or(MAX_WAIT, Duration::from_millis).min(MAX_WAIT)
 }
 
+/// A result shown to a client and not yet marked collected: it is, once
+/// the client has it (the reply was written), by [`Handout::confirm`].
+/// A client that dies first leaves it collectable.
+#[derive(Debug)]
+pub(crate) struct Handout {
+    lane: LaneRef,
+    turn: u32,
+}
+
+impl Handout {
+    /// The client has the result: mark it collected.
+    pub(crate) fn confirm(self) {
+        let _ = self.lane.cast(LaneMsg::HandedOut(self.turn));
+    }
+}
+
+/// `lane.wait`: the oldest result not handed out, waiting for one while a
+/// turn runs; the caller confirms the handout once the client has it.
 pub(super) async fn wait(
     ctx: &Arc<HostContext>,
     args: LaneWaitArgs,
-) -> Result<LaneEvent, ControlError> {
+) -> Result<(LaneEvent, Handout), ControlError> {
     let lane = lane(ctx, &args.name).await?;
     let until = deadline(args.timeout_ms);
     let mut epoch = ctx.mail_epoch.clone();
@@ -82,7 +100,9 @@ pub(super) async fn wait(
         epoch.borrow_and_update();
         match lane.call(LaneMsg::Collect, None).await {
             Ok(CallResult::Success(Collected::Result(event))) => {
-                return Ok(stored_event(ctx, &args.name, *event));
+                let turn = event.turn;
+                let event = stored_event(ctx, &args.name, *event);
+                return Ok((event, Handout { lane, turn }));
             }
             Ok(CallResult::Success(Collected::Nothing)) => {
                 return Err(ControlError::new(ErrorCode::NotFound, format!("lane {} has no result to collect", args.name))

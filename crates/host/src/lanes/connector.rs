@@ -21,7 +21,7 @@ use rustix::process::Signal;
 use super::cli::{CommandPlan, Outcome, TurnParser};
 use super::lane::LaneMsg;
 use super::process::{
-    TurnFiles, group_alive, group_cpu_ticks, is_same_process, signal_group, start_time,
+    TurnFiles, group_alive, is_same_process, signal_group, start_time, tree_cpu_ticks,
 };
 
 /// How often output and exit are checked.
@@ -65,6 +65,9 @@ pub enum Launch {
     Adopt {
         /// The shim's pid.
         pid: u32,
+        /// Its start time, so a new process that reuses the pid is not
+        /// taken for it.
+        start: Option<u64>,
         /// Bytes of stdout already read.
         offset: u64,
     },
@@ -97,6 +100,8 @@ pub struct ConnectorState {
     /// through their pid instead.
     shim_gone: Option<Arc<AtomicBool>>,
     pid: u32,
+    /// The adopted shim's start time (pid and start time name it).
+    pid_start: Option<u64>,
     offset: u64,
     /// Output before this byte was turned into events before a daemon
     /// restart: it is parsed again (to rebuild the parser's state) but its
@@ -111,6 +116,10 @@ pub struct ConnectorState {
     go: Option<tokio::process::ChildStdin>,
 }
 
+#[cfg(test)]
+#[path = "connector_tests.rs"]
+mod tests;
+
 impl Actor for Connector {
     type Msg = ConnectorMsg;
     type State = ConnectorState;
@@ -122,7 +131,7 @@ impl Actor for Connector {
         args: ConnectorArgs,
     ) -> Result<ConnectorState, ActorProcessingErr> {
         let mut go = None;
-        let (child, pid, replay_until) = match args.launch {
+        let (child, (pid, pid_start), replay_until) = match args.launch {
             Launch::Spawn {
                 plan,
                 cwd,
@@ -145,9 +154,9 @@ impl Actor for Connector {
                     pid,
                     start: start_time(pid),
                 });
-                (Some(gone), pid, 0)
+                (Some(gone), (pid, None), 0)
             }
-            Launch::Adopt { pid, offset } => (None, pid, offset),
+            Launch::Adopt { pid, start, offset } => (None, (pid, start), offset),
         };
         let ticker = myself.send_interval(POLL, || ConnectorMsg::Poll);
         Ok(ConnectorState {
@@ -156,6 +165,7 @@ impl Actor for Connector {
             lane: args.lane,
             shim_gone: child,
             pid,
+            pid_start,
             offset: 0,
             replay_until,
             partial: Vec::new(),
@@ -200,7 +210,9 @@ impl Actor for Connector {
                 if !state.done && group_alive(state.pid) {
                     tracing::info!(pid = state.pid, signal = ?sig, "escalating the interrupt");
                     signal_group(state.pid, sig);
-                    if sig != Signal::KILL {
+                    if sig == Signal::KILL {
+                        crate::crash_point::pause("lane.killed").await;
+                    } else {
                         myself
                             .send_after(grace, move || ConnectorMsg::Escalate(Signal::KILL, grace));
                     }
@@ -296,7 +308,7 @@ impl ConnectorState {
         }
         self.polls += 1;
         if self.polls.is_multiple_of(CPU_EVERY) {
-            let cpu = group_cpu_ticks(self.pid);
+            let cpu = tree_cpu_ticks(self.pid);
             if cpu != self.cpu {
                 self.cpu = cpu;
                 let _ = self.lane.cast(LaneMsg::Progress);
@@ -304,7 +316,15 @@ impl ConnectorState {
         }
         if exited {
             self.done = true;
-            reap_group(self.pid);
+            // A pid that now names another process: the turn's group is
+            // gone (Linux never reuses a pid still in use as a group id),
+            // and that process's own group is not ours to stop.
+            let reused = self.shim_gone.is_none()
+                && self.pid_start.is_some()
+                && start_time(self.pid).is_some_and(|s| Some(s) != self.pid_start);
+            if !reused {
+                reap_group(self.pid);
+            }
             let exit = self.files.read_exit();
             let stderr = std::fs::read_to_string(self.files.stderr()).unwrap_or_default();
             let outcome: Outcome = self
@@ -322,7 +342,7 @@ impl ConnectorState {
         }
         match &self.shim_gone {
             Some(gone) => gone.load(Ordering::SeqCst),
-            None => !is_same_process(self.pid, None),
+            None => !is_same_process(self.pid, self.pid_start),
         }
     }
 

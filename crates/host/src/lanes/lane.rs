@@ -4,6 +4,7 @@
 //! archives, and tells the owner how each turn ended. The rules live in
 //! `flotilla_actors::lane`; this actor carries out their effects.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,28 +13,19 @@ use flotilla_actors::lane::{LanePhase, LaneRecord, TurnResult, TurnStatus};
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::PeerId;
 use flotilla_actors::protocol::{ControlError, ErrorCode, LaneView};
+use flotilla_actors::store::LaneWrite;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 
 use super::cli::Outcome;
 use super::connector::{ConnectorMsg, ConnectorRef};
-use super::{notify, turn};
+pub use super::results::Collected;
+use super::turn;
 use crate::context::HostContext;
 
 /// How long an interrupted process gets before SIGTERM, then SIGKILL.
 pub(crate) const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
 
 type Reply<T> = RpcReplyPort<Result<T, ControlError>>;
-
-/// What `Collect` found.
-#[derive(Debug)]
-pub enum Collected {
-    /// The result, handed out now (and never again).
-    Result(Box<LaneEvent>),
-    /// A turn is still running.
-    Running,
-    /// Nothing to collect.
-    Nothing,
-}
 
 /// Messages of a lane.
 #[derive(Debug)]
@@ -47,8 +39,10 @@ pub enum LaneMsg {
         /// The turn number, or why not.
         reply: Reply<u32>,
     },
-    /// Hand out the uncollected result.
+    /// Show the oldest result not handed out yet.
     Collect(RpcReplyPort<Collected>),
+    /// The result of this turn reached the client: it is collected.
+    HandedOut(u32),
     /// The lane's view.
     Status(RpcReplyPort<LaneView>),
     /// Interrupt the running turn.
@@ -57,8 +51,8 @@ pub enum LaneMsg {
     Archive(Reply<LaneView>),
     /// The owner left.
     OwnerLeft,
-    /// A message for a persistent lane: the prompt of a turn.
-    Deliver(String),
+    /// A persistent lane has messages: read them (prompts of turns).
+    ReadMail,
     /// Periodic check: deadline, auto-archive.
     Tick,
     /// From the watchdog: is the turn stalled?
@@ -109,6 +103,11 @@ pub struct LaneState {
     pub(super) adopted: bool,
     /// The watchdog killed the turn's process to start it again.
     pub(super) restarting: bool,
+    /// Results not handed out yet that a message's turn put aside, by turn
+    /// (on disk too).
+    pub(super) shelf: BTreeMap<u32, TurnResult>,
+    /// Turns whose end the owner was not told of yet (on disk too).
+    pub(super) owed: BTreeMap<u32, TurnResult>,
 }
 
 impl Actor for Lane {
@@ -121,6 +120,9 @@ impl Actor for Lane {
         myself: LaneRef,
         (ctx, record): Self::Arguments,
     ) -> Result<LaneState, ActorProcessingErr> {
+        let name = record.spec.name.as_str();
+        let shelf = ctx.store.lane_shelf(name)?.into_iter().collect();
+        let owed = ctx.store.lane_notices(name)?.into_iter().collect();
         let mut state = LaneState {
             ctx,
             record,
@@ -130,8 +132,12 @@ impl Actor for Lane {
             last_progress: Instant::now(),
             adopted: false,
             restarting: false,
+            shelf,
+            owed,
         };
         turn::recover(&mut state, &myself).await;
+        // Owners not told before a crash are told now.
+        state.pay_notices().await;
         Ok(state)
     }
 
@@ -155,8 +161,9 @@ impl Actor for Lane {
                 let _ = reply.send(turn::begin(state, &myself, prompt, resume).await);
             }
             LaneMsg::Collect(reply) => {
-                let _ = reply.send(state.collect().await);
+                let _ = reply.send(state.collect());
             }
+            LaneMsg::HandedOut(turn) => state.handed_out(turn).await,
             LaneMsg::Status(reply) => {
                 let _ = reply.send(state.view());
             }
@@ -170,17 +177,13 @@ impl Actor for Lane {
                 let _ = reply.send(state.archive().await.map(|()| state.view()));
             }
             LaneMsg::OwnerLeft => state.owner_left().await,
-            LaneMsg::Deliver(prompt) => turn::deliver(state, &myself, prompt).await,
+            LaneMsg::ReadMail => super::mail::read(state, &myself).await,
             LaneMsg::Tick => state.tick().await,
             LaneMsg::StallCheck => super::stall::check(state).await,
             LaneMsg::ProcessStarted { pid, start } => state.process_started(pid, start).await,
             LaneMsg::Events { kinds, offset } => state.events(kinds, offset).await,
             LaneMsg::Progress => state.last_progress = Instant::now(),
-            LaneMsg::Exited { outcome, exit } if state.restarting => {
-                let _ = exit;
-                super::stall::relaunch(state, &myself, outcome).await;
-            }
-            LaneMsg::Exited { outcome, exit } => turn::finish(state, outcome, exit).await,
+            LaneMsg::Exited { outcome, exit } => turn::exited(state, &myself, outcome, exit).await,
         }
         // Messages that arrived during a turn start the next one.
         turn::start_queued(state, &myself).await;
@@ -229,7 +232,7 @@ impl LaneState {
             pid: r.running.as_ref().and_then(|t| t.pid),
             native_session_id: r.native_session.clone(),
             last_status: r.last_result.as_ref().map(|t| t.status),
-            uncollected: r.uncollected.is_some(),
+            uncollected: r.uncollected.is_some() || !self.shelf.is_empty(),
             created_at: r.created_at,
             finished_at: r.finished_at,
         }
@@ -237,6 +240,23 @@ impl LaneState {
 
     pub(super) async fn save(&self) {
         if let Err(e) = self.ctx.commit.put_lane(self.record.clone()).await {
+            tracing::error!(lane = %self.record.spec.name, error = %e, "could not save the lane");
+        }
+    }
+
+    /// Saves the record with events of `turn` and what changed with it, in
+    /// one transaction.
+    pub(super) async fn save_with(
+        &self,
+        turn: u32,
+        events: Vec<EventKind>,
+        change: impl FnOnce(&mut LaneWrite),
+    ) {
+        let mut w = LaneWrite::record(self.record.clone());
+        w.turn = turn;
+        w.events = events;
+        change(&mut w);
+        if let Err(e) = self.ctx.commit.write_lane(w).await {
             tracing::error!(lane = %self.record.spec.name, error = %e, "could not save the lane");
         }
     }
@@ -261,25 +281,6 @@ impl LaneState {
             .running
             .as_ref()
             .map_or(self.record.turns, |t| t.turn)
-    }
-
-    async fn collect(&mut self) -> Collected {
-        if let Some(result) = self.record.collect() {
-            self.save().await;
-            let turn = self.record.turns;
-            let event = LaneEvent {
-                seq: 0,
-                at: result.finished_at,
-                turn,
-                kind: EventKind::TurnCompleted(result),
-            };
-            return Collected::Result(Box::new(event));
-        }
-        if self.record.phase == LanePhase::Running {
-            Collected::Running
-        } else {
-            Collected::Nothing
-        }
     }
 
     pub(super) async fn interrupt(
@@ -345,6 +346,9 @@ impl LaneState {
     }
 
     async fn tick(&mut self) {
+        if !self.owed.is_empty() {
+            self.pay_notices().await;
+        }
         let now = Timestamp::now();
         if self.record.deadline_passed(now) && self.stopping.is_none() {
             let _ = self
@@ -375,56 +379,15 @@ impl LaneState {
         .await;
     }
 
+    /// Output turned into events: the events and the offset they end at
+    /// are saved together, so an adopted turn never repeats them.
     async fn events(&mut self, kinds: Vec<EventKind>, offset: u64) {
         self.last_progress = Instant::now();
         if let Some(t) = self.record.running.as_mut() {
             t.output_offset = offset;
         }
         let turn = self.current_turn();
-        self.log(turn, kinds).await;
-        self.save().await;
-    }
-
-    /// Builds the result of the turn that just ended.
-    pub(super) fn result(&self, outcome: Outcome, exit: Option<i32>) -> TurnResult {
-        let started = self
-            .record
-            .running
-            .as_ref()
-            .map_or(Timestamp::now(), |t| t.started_at);
-        let now = Timestamp::now();
-        let (status, error) = match &self.stopping {
-            Some((status, why)) => (
-                *status,
-                Some(
-                    outcome
-                        .error
-                        .clone()
-                        .map_or(why.clone(), |e| format!("{why}; {e}")),
-                ),
-            ),
-            None => (outcome.status(), outcome.error.clone()),
-        };
-        TurnResult {
-            lane: self.id(),
-            status,
-            exit,
-            result: outcome.result,
-            error,
-            usage: outcome.usage,
-            context_window: outcome.context_window,
-            context_used_pct: outcome.context_used_pct,
-            cost_usd: outcome.cost_usd,
-            native_session_id: outcome
-                .native_session_id
-                .or_else(|| self.record.native_session.clone()),
-            duration_ms: started.until(now).as_millis() as u64,
-            finished_at: now,
-        }
-    }
-
-    /// Tells the owner how the turn ended.
-    pub(super) async fn notify_owner(&self, turn: u32, result: &TurnResult) {
-        notify::owner(&self.ctx, &self.record, turn, result).await;
+        self.save_with(turn, kinds, |_| ()).await;
+        crate::crash_point::reached(&self.ctx, "lane.events");
     }
 }

@@ -19,8 +19,10 @@ pub mod connector;
 pub mod doctor;
 pub mod identity;
 pub mod lane;
+mod mail;
 mod notify;
 pub mod process;
+mod results;
 mod stall;
 mod turn;
 
@@ -213,33 +215,20 @@ impl LaneSupervisorState {
         self.deliver_mail();
     }
 
-    /// Messages to persistent lanes become the prompts of their turns.
-    /// Only the inboxes of persistent lanes are read (a range read each).
+    /// Messages to persistent lanes become the prompts of their turns: a
+    /// lane with mail is told to read it (see `mail`). Only the inboxes of
+    /// persistent lanes are read (a range read each).
     fn deliver_mail(&self) {
         for (name, (lane, persistent)) in &self.lanes {
             if !*persistent {
                 continue;
             }
             let id = PeerId::new(self.ctx.host.clone(), name.clone());
-            let Ok((messages, _)) = self.ctx.store.fetch_inbox(&id, 100, 4 * 1024 * 1024) else {
-                continue;
-            };
-            if messages.is_empty() {
-                continue;
+            if let Ok((messages, _)) = self.ctx.store.fetch_inbox(&id, 1, 4 * 1024 * 1024)
+                && !messages.is_empty()
+            {
+                let _ = lane.cast(LaneMsg::ReadMail);
             }
-            let ids: Vec<_> = messages.iter().map(|m| m.id.clone()).collect();
-            let ctx = self.ctx.clone();
-            let lane = lane.clone();
-            tokio::spawn(async move {
-                if ctx.commit.ack(id, ids).await.is_ok() {
-                    for m in messages {
-                        let _ = lane.cast(LaneMsg::Deliver(format!(
-                            "Message from {}:\n\n{}",
-                            m.from, m.body
-                        )));
-                    }
-                }
-            });
         }
     }
 

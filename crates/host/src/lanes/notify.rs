@@ -1,7 +1,8 @@
 //! Telling a lane's owner how a turn ended: a message from the lane's peer
 //! to the owner's inbox, with a one-line summary and how to collect the
 //! result. Its id is fixed per lane incarnation and turn, so a retry after a
-//! crash never stores it twice.
+//! crash never stores it twice. Until it is stored the notice is owed (on
+//! disk, see `LaneState::pay_notices`).
 
 use flotilla_actors::lane::{LaneRecord, TurnResult};
 use flotilla_actors::names::MessageId;
@@ -11,8 +12,15 @@ use ractor::rpc::CallResult;
 use crate::context::HostContext;
 use crate::router::RouterMsg;
 
-/// Sends the terminal status of `turn` to the lane's owner.
-pub(super) async fn owner(ctx: &HostContext, record: &LaneRecord, turn: u32, result: &TurnResult) {
+/// Sends the terminal status of `turn` to the lane's owner; false when it
+/// should be tried again (the router is restarting or did not answer). A
+/// refusal (the owner is gone) is final: true.
+pub(super) async fn owner(
+    ctx: &HostContext,
+    record: &LaneRecord,
+    turn: u32,
+    result: &TurnResult,
+) -> bool {
     let name = &record.spec.name;
     let Ok(id) = MessageId::new(
         &format!(
@@ -21,7 +29,7 @@ pub(super) async fn owner(ctx: &HostContext, record: &LaneRecord, turn: u32, res
             name.as_str().replace('.', "_")
         )[..],
     ) else {
-        return;
+        return true;
     };
     let summary = result.summary_line(turn);
     let detail = serde_json::to_string_pretty(result).unwrap_or_default();
@@ -35,17 +43,21 @@ pub(super) async fn owner(ctx: &HostContext, record: &LaneRecord, turn: u32, res
         id: Some(id),
     };
     let Some(router) = ctx.children.router() else {
-        tracing::warn!(lane = %name, "the router is restarting; the owner was not told");
-        return;
+        tracing::warn!(lane = %name, "the router is restarting; the owner will be told later");
+        return false;
     };
     match router
         .call(|r| RouterMsg::Send(args.clone(), r), None)
         .await
     {
-        Ok(CallResult::Success(Ok(_))) => {}
+        Ok(CallResult::Success(Ok(_))) => true,
         Ok(CallResult::Success(Err(e))) => {
-            tracing::warn!(lane = %name, error = %e, "could not tell the owner")
+            tracing::warn!(lane = %name, error = %e, "could not tell the owner");
+            true
         }
-        _ => tracing::warn!(lane = %name, "could not tell the owner"),
+        _ => {
+            tracing::warn!(lane = %name, "could not tell the owner; will try again");
+            false
+        }
     }
 }

@@ -10,6 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process};
+#[cfg(test)]
+use std::os::unix::process::CommandExt;
 
 /// The files of one turn, in `state/lanes/NAME/turn-N/`.
 #[derive(Debug, Clone)]
@@ -100,38 +102,42 @@ fn is_zombie(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-/// CPU time (user + system, in clock ticks) used so far by every process
-/// of the group led by `pgid` (Linux; `None` where /proc is missing).
-pub fn group_cpu_ticks(pgid: u32) -> Option<u64> {
-    let entries = std::fs::read_dir("/proc").ok()?;
-    let mut total = 0;
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some(close) = stat.rfind(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = stat[close + 2..].split_whitespace().collect();
-        // Fields after the name: state(0) ppid(1) pgrp(2) ... utime(11) stime(12).
-        if fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid) {
-            let cpu = |i: usize| {
-                fields
-                    .get(i)
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .unwrap_or(0)
-            };
-            total += cpu(11) + cpu(12);
+/// CPU time (user + system, in clock ticks) used so far by `root` and
+/// every process below it (Linux; `None` once `root` is gone). Only the
+/// turn's own processes are read, through each one's `children` list: no
+/// scan of all of `/proc`. Below the shim (a child subreaper) are all of
+/// its group and the processes that left it with `setsid`.
+pub fn tree_cpu_ticks(root: u32) -> Option<u64> {
+    let mut total = cpu_ticks(root)?;
+    let mut stack = children(root);
+    let mut seen = 0usize;
+    while let Some(pid) = stack.pop() {
+        // A bound against a tree that changes under the walk.
+        seen += 1;
+        if seen > 100_000 {
+            break;
         }
+        total += cpu_ticks(pid).unwrap_or(0);
+        stack.extend(children(pid));
     }
     Some(total)
+}
+
+/// The children of every thread of `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for task in tasks.flatten() {
+        if let Ok(list) = std::fs::read_to_string(task.path().join("children")) {
+            out.extend(
+                list.split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
+        }
+    }
+    out
 }
 
 /// CPU time (user + system, in clock ticks) used so far by `pid`.
@@ -157,5 +163,44 @@ pub fn group_alive(pgid: u32) -> bool {
     match Pid::from_raw(pgid as i32) {
         Some(p) => rustix::process::test_kill_process_group(p).is_ok(),
         None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// Point 2.vii: the CPU time of a turn is read from its own process
+    /// tree (not by scanning every process's group), so a child that left
+    /// the group with `setsid` and works counts as progress.
+    #[test]
+    fn the_cpu_time_of_a_turn_includes_every_process_below_its_shim() {
+        let mut tree = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("setsid sh -c 'while :; do :; done' & wait")
+            .process_group(0)
+            .spawn()
+            .expect("sh");
+        let root = tree.id();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut ticks = 0;
+        while Instant::now() < deadline && ticks < 20 {
+            ticks = tree_cpu_ticks(root).unwrap_or(0);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let busy: Vec<u32> = children(root);
+        for pid in &busy {
+            if let Some(p) = rustix::process::Pid::from_raw(*pid as i32) {
+                let _ = rustix::process::kill_process(p, Signal::KILL);
+            }
+        }
+        let _ = tree.kill();
+        let _ = tree.wait();
+        assert!(
+            ticks >= 20,
+            "the busy child's CPU time counts: {ticks} ticks"
+        );
     }
 }

@@ -1,10 +1,11 @@
 //! Stalled turns. The watchdog asks each lane to check its turn: one that
-//! made no progress (no output and no CPU time) for `lane_stall_secs` (a
-//! process that was stopped, a CLI stuck on a dead connection) is killed and
-//! started again in place, through the CLI's native resume when it has a
-//! session (else with the turn's prompt again), in a fresh directory, and
-//! the lane's events say so. After `lane_stall_restarts` restarts the turn
-//! fails with the reason.
+//! made no progress (no output and no CPU time of its process tree) for
+//! `lane_stall_secs` (a process that was stopped, a CLI stuck on a dead
+//! connection) is killed and started again in place, through the CLI's
+//! native resume when the killed attempt named a session (else with the
+//! turn's prompt again, as it began), in a fresh directory, and the lane's
+//! events say so. After `lane_stall_restarts` restarts the turn fails with
+//! the reason.
 
 use flotilla_actors::lane::TurnStatus;
 use flotilla_actors::lane::events::EventKind;
@@ -57,6 +58,37 @@ pub(super) async fn check(state: &mut LaneState) {
     }
 }
 
+/// How a stalled turn starts again.
+#[derive(Debug, PartialEq, Eq)]
+struct Restart {
+    /// The native session to resume, if any.
+    session: Option<String>,
+    /// Ask it to continue, rather than giving the turn's prompt again.
+    continue_prompt: bool,
+}
+
+/// A session the killed attempt reported itself holds the turn's prompt:
+/// continue it. Without one the turn runs again as it began: its prompt,
+/// resuming the lane's session only when the turn resumed it (an earlier
+/// turn's session knows nothing of this turn's prompt).
+fn restart_plan(
+    own: Option<String>,
+    supports_resume: bool,
+    turn_resumes: bool,
+    lane_session: Option<String>,
+) -> Restart {
+    match own {
+        Some(id) if supports_resume => Restart {
+            session: Some(id),
+            continue_prompt: true,
+        },
+        _ => Restart {
+            session: lane_session.filter(|_| supports_resume && turn_resumes),
+            continue_prompt: false,
+        },
+    }
+}
+
 /// The killed turn's process ended: start it again in place.
 pub(super) async fn relaunch(state: &mut LaneState, myself: &LaneRef, outcome: Outcome) {
     state.restarting = false;
@@ -64,12 +96,15 @@ pub(super) async fn relaunch(state: &mut LaneState, myself: &LaneRef, outcome: O
     let Some(connector) = cli::connector(state.record.spec.cli) else {
         return;
     };
-    let session = outcome
-        .native_session_id
-        .or_else(|| state.record.native_session.clone());
     let Some(running) = state.record.running.as_mut() else {
         return;
     };
+    let restart = restart_plan(
+        outcome.native_session_id,
+        connector.supports_resume(),
+        running.resume,
+        state.record.native_session.clone(),
+    );
     let first = TurnFiles::attempt(
         &state.ctx.home.state_dir,
         state.record.spec.name.as_str(),
@@ -81,8 +116,8 @@ pub(super) async fn relaunch(state: &mut LaneState, myself: &LaneRef, outcome: O
     running.pid_start = None;
     running.output_offset = 0;
     let (turn, attempt) = (running.turn, running.restarts);
-    let resume = connector.supports_resume() && session.is_some();
-    let prompt = if resume {
+    let (resume, session) = (restart.session.is_some(), restart.session);
+    let prompt = if restart.continue_prompt {
         CONTINUE.to_owned()
     } else {
         std::fs::read_to_string(first.prompt()).unwrap_or_default()
@@ -115,7 +150,7 @@ pub(super) async fn relaunch(state: &mut LaneState, myself: &LaneRef, outcome: O
         Ok(plan) => {
             state.last_progress = std::time::Instant::now();
             state.save().await;
-            let how = if resume {
+            let how = if restart.continue_prompt {
                 "through the CLI's resume"
             } else {
                 "with the turn's prompt again"
@@ -138,5 +173,31 @@ pub(super) async fn relaunch(state: &mut LaneState, myself: &LaneRef, outcome: O
             };
             finish(state, failed, None).await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_restart_continues_only_a_session_that_holds_the_turns_prompt() {
+        let lane = || Some("turn-1-session".to_owned());
+        let own = restart_plan(Some("mine".into()), true, true, lane());
+        assert_eq!(own.session.as_deref(), Some("mine"));
+        assert!(own.continue_prompt);
+        // Point 2.ii: turn 2 stalled before naming a session: it runs again
+        // with its prompt, not "continue" in turn 1's session.
+        let resumed = restart_plan(None, true, true, lane());
+        assert_eq!(resumed.session.as_deref(), Some("turn-1-session"));
+        assert!(!resumed.continue_prompt);
+        let fresh = restart_plan(None, true, false, lane());
+        assert_eq!(fresh.session, None);
+        assert!(!fresh.continue_prompt);
+        let no_resume = restart_plan(Some("mine".into()), false, true, lane());
+        assert_eq!(
+            (no_resume.session, no_resume.continue_prompt),
+            (None, false)
+        );
     }
 }

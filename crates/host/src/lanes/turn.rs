@@ -153,8 +153,14 @@ pub(super) async fn deliver(state: &mut LaneState, myself: &LaneRef, prompt: Str
         state.save().await;
         return;
     }
-    // The owner already has the last result in its inbox.
-    state.record.collect();
+    // The last result stays collectable: `wait` hands out the oldest first.
+    if let Some(result) = state.record.collect() {
+        let turn = state.record.turns;
+        state.shelf.insert(turn, result.clone());
+        state
+            .save_with(turn, Vec::new(), |w| w.shelve = Some((turn, result)))
+            .await;
+    }
     let resume = cli::connector(state.record.spec.cli).is_some_and(|c| c.supports_resume());
     if let Err(e) = begin(state, myself, prompt, resume).await {
         tracing::warn!(lane = %state.record.spec.name, error = %e, "a message could not start a turn");
@@ -171,7 +177,25 @@ pub(super) async fn start_queued(state: &mut LaneState, myself: &LaneRef) {
     deliver(state, myself, prompt).await;
 }
 
-/// Records the end of the running turn.
+/// The turn's process ended: the watchdog's restart starts it again, unless
+/// an interrupt or the deadline came while its kill was under way (the turn
+/// then ends with that status; a relaunch would run unbounded).
+pub(super) async fn exited(
+    state: &mut LaneState,
+    myself: &LaneRef,
+    outcome: Outcome,
+    exit: Option<i32>,
+) {
+    if std::mem::take(&mut state.restarting) && state.stopping.is_none() {
+        super::stall::relaunch(state, myself, outcome).await;
+    } else {
+        finish(state, outcome, exit).await;
+    }
+}
+
+/// Records the end of the running turn: the record, its `turn.completed`
+/// event and the notice owed to the owner in one transaction, then tells
+/// the owner (a crash before that leaves the notice owed, paid at restart).
 pub(super) async fn finish(state: &mut LaneState, outcome: Outcome, exit: Option<i32>) {
     let Some(running) = state.record.running.clone() else {
         return;
@@ -180,11 +204,15 @@ pub(super) async fn finish(state: &mut LaneState, outcome: Outcome, exit: Option
     state.record.finish_turn(result.clone());
     state.connector = None;
     state.stopping = None;
-    state.save().await;
+    let (turn, completed) = (running.turn, EventKind::TurnCompleted(result.clone()));
     state
-        .log(running.turn, vec![EventKind::TurnCompleted(result.clone())])
+        .save_with(turn, vec![completed], |w| {
+            w.owe_notice = Some((turn, result.clone()))
+        })
         .await;
-    state.notify_owner(running.turn, &result).await;
+    state.owed.insert(turn, result);
+    crate::crash_point::reached(&state.ctx, "lane.finish");
+    state.pay_notices().await;
     if state.archive_after_turn {
         state.archive_after_turn = false;
         state.archive_now().await;
@@ -214,6 +242,7 @@ pub(super) async fn recover(state: &mut LaneState, myself: &LaneRef) {
                 files,
                 launch: Launch::Adopt {
                     pid,
+                    start: running.pid_start,
                     offset: running.output_offset,
                 },
                 parser: connector.parser(&state.record.spec),
@@ -272,10 +301,12 @@ pub(super) async fn stop_for_shutdown(state: &mut LaneState) {
         }
     }
     state.stopping = Some((TurnStatus::Interrupted, "the daemon stopped".into()));
-    let files = TurnFiles::new(
+    // The exit of the attempt that ran: a watchdog restart has its own files.
+    let files = TurnFiles::attempt(
         &state.ctx.home.state_dir,
         state.record.spec.name.as_str(),
         running.turn,
+        running.restarts,
     );
     finish(
         state,

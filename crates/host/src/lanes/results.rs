@@ -1,0 +1,120 @@
+//! A lane's results on their way out: `wait` is shown the oldest result not
+//! handed out (results a message's turn put aside first, then the record's)
+//! and it counts as collected only once the client has it; and the notices
+//! owed to the owner (saved with each turn's end) are sent, again after a
+//! crash, until the router takes them. It also builds each turn's result.
+
+use flotilla_actors::lane::events::{EventKind, LaneEvent};
+use flotilla_actors::lane::{LanePhase, TurnResult};
+use flotilla_actors::model::Timestamp;
+
+use super::cli::Outcome;
+use super::lane::LaneState;
+use super::notify;
+
+/// What `Collect` found.
+#[derive(Debug)]
+pub enum Collected {
+    /// The oldest result not handed out yet; it stays until `HandedOut`
+    /// says the client has it.
+    Result(Box<LaneEvent>),
+    /// A turn is still running.
+    Running,
+    /// Nothing to collect.
+    Nothing,
+}
+
+impl LaneState {
+    /// The oldest result not handed out: put aside ones first, then the
+    /// record's. Nothing changes until [`Self::handed_out`].
+    pub(super) fn collect(&self) -> Collected {
+        let oldest = self.shelf.first_key_value().map(|(t, r)| (*t, r));
+        let result = oldest.or_else(|| {
+            let turn = self.record.turns;
+            self.record.uncollected.as_ref().map(|r| (turn, r))
+        });
+        if let Some((turn, result)) = result {
+            let event = LaneEvent {
+                seq: 0,
+                at: result.finished_at,
+                turn,
+                kind: EventKind::TurnCompleted(result.clone()),
+            };
+            return Collected::Result(Box::new(event));
+        }
+        if self.record.phase == LanePhase::Running {
+            Collected::Running
+        } else {
+            Collected::Nothing
+        }
+    }
+
+    /// The client has the result of `turn`: it is collected.
+    pub(super) async fn handed_out(&mut self, turn: u32) {
+        if self.shelf.remove(&turn).is_some() {
+            let t = self.record.turns;
+            self.save_with(t, Vec::new(), |w| w.unshelve = Some(turn))
+                .await;
+        } else if self.record.turns == turn
+            && self.record.phase != LanePhase::Running
+            && self.record.collect().is_some()
+        {
+            self.save().await;
+        }
+    }
+
+    /// Tells the owner of each turn it was not told of yet; a notice is
+    /// owed (on disk) until its message is stored or refused.
+    pub(super) async fn pay_notices(&mut self) {
+        let owed: Vec<(u32, TurnResult)> = self.owed.iter().map(|(t, r)| (*t, r.clone())).collect();
+        for (turn, result) in owed {
+            if !notify::owner(&self.ctx, &self.record, turn, &result).await {
+                return;
+            }
+            let lane = self.record.spec.name.as_str();
+            if let Err(e) = self.ctx.commit.notice_sent(lane, turn).await {
+                tracing::error!(lane, error = %e, "could not record the owner's notice");
+                return;
+            }
+            self.owed.remove(&turn);
+        }
+    }
+
+    /// Builds the result of the turn that just ended.
+    pub(super) fn result(&self, outcome: Outcome, exit: Option<i32>) -> TurnResult {
+        let started = self
+            .record
+            .running
+            .as_ref()
+            .map_or(Timestamp::now(), |t| t.started_at);
+        let now = Timestamp::now();
+        let (status, error) = match &self.stopping {
+            Some((status, why)) => (
+                *status,
+                Some(
+                    outcome
+                        .error
+                        .clone()
+                        .map_or(why.clone(), |e| format!("{why}; {e}")),
+                ),
+            ),
+            None => (outcome.status(), outcome.error.clone()),
+        };
+        TurnResult {
+            lane: self.id(),
+            status,
+            exit,
+            result: outcome.result,
+            error,
+            usage: outcome.usage,
+            context_window: outcome.context_window,
+            context_used_pct: outcome.context_used_pct,
+            cost_usd: outcome.cost_usd,
+            native_session_id: outcome
+                .native_session_id
+                .or_else(|| self.record.native_session.clone()),
+            duration_ms: started.until(now).as_millis() as u64,
+            finished_at: now,
+        }
+    }
+}
