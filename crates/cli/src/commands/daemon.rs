@@ -45,6 +45,7 @@ pub(crate) async fn run(env: &Env, args: RunArgs) -> Result<u8> {
     };
     // A second daemon is refused by the first's lock: it records nothing.
     if running(env).await.is_none() {
+        env.home.prepare()?;
         daemon_settings::record(&env.home, &Settings::given(&args))?;
     }
     host_daemon::run(env.home.clone(), options).await?;
