@@ -158,6 +158,7 @@ impl HubStore {
         txn.open_table(RECEIPTS)?;
         txn.open_table(META)?;
         txn.open_table(GRANTS)?;
+        handled::create(&txn)?;
         upgrade::queued_by_sender(&txn)?;
         txn.commit()?;
         Ok(Self { db })
@@ -289,7 +290,7 @@ impl HubStore {
             for (host, to) in by_host {
                 let from = message.from.to_string();
                 let key = (host.as_str(), from.as_str(), message.id.as_str());
-                if ids.get(key)?.is_some() {
+                if ids.get(key)?.is_some() || handled::was_handled(&txn, host, message)? {
                     continue;
                 }
                 let seq = next_seq(&txn)?;
@@ -461,6 +462,7 @@ fn take_queued(
     ))?;
     txn.open_table(BY_AGE)?
         .remove((queued.queued_at.0, host.as_str(), seq))?;
+    handled::record(txn, host, &queued.message, Timestamp::now().0)?;
     Ok(Some(queued))
 }
 
@@ -493,6 +495,10 @@ pub fn size_of_message(m: &Message) -> u64 {
 
 #[path = "store_upgrade.rs"]
 mod upgrade;
+
+#[path = "store_handled.rs"]
+mod handled;
+pub use handled::MAX_HANDLED;
 
 #[cfg(test)]
 #[path = "store_tests.rs"]

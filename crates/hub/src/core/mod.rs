@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use flotilla_actors::federation::{
-    Delivered, Forward, ForwardOutcome, ForwardRefusal, Forwarded, Frame, Receipt, RosterDelta,
+    Delivered, Forward, ForwardOutcome, Forwarded, Frame, Receipt, RosterDelta,
 };
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::HostName;
@@ -24,10 +24,11 @@ use crate::grants::SessionGrants;
 use crate::group_policy::GroupPolicy;
 use crate::outbound::OutboundError;
 use crate::roster::{Change, HubRoster};
-use crate::store::{Depth, HubStore, size_of_message};
+use crate::store::{Depth, HubStore};
 use crate::transport::close;
 use crate::view::{self, HubRosterReply};
 
+mod admit;
 mod hold;
 mod policy;
 mod relay;
@@ -363,39 +364,6 @@ impl CoreState {
         self.send(host, Frame::Forwarded(Forwarded { id, outcome }));
     }
 
-    fn admit(&mut self, host: &HostName, forward: &Forward) -> Result<(), crate::roster::Refused> {
-        let by_host = self.roster.admit(host, forward)?;
-        let size = size_of_message(&forward.message);
-        for target in by_host.keys() {
-            let depth = self.depths.get(target).copied().unwrap_or_default();
-            if depth.messages + 1 > self.limits.max_messages
-                || depth.bytes + size > self.limits.max_bytes
-            {
-                let why = format!(
-                    "the hub's queue for {target} is full ({} messages, {} bytes; the limits are {} and {}); \
-                     wait for {target} to come back, or raise queue_max_messages / queue_max_bytes in the hub's [hub_server]",
-                    depth.messages, depth.bytes, self.limits.max_messages, self.limits.max_bytes
-                );
-                return Err((ForwardRefusal::QuotaExceeded, why));
-            }
-        }
-        let made = self
-            .store
-            .enqueue(&forward.message, &by_host, Timestamp::now())
-            .map_err(|e| {
-                tracing::error!("cannot queue a message: {e}");
-                let why = format!("the hub could not store the message ({e}); it will be retried");
-                (ForwardRefusal::Unavailable, why)
-            })?;
-        for (target, _) in made {
-            let depth = self.depths.entry(target.clone()).or_default();
-            depth.messages += 1;
-            depth.bytes += size;
-            self.pump(&target);
-        }
-        Ok(())
-    }
-
     fn on_delivered(&mut self, host: &HostName, done: Delivered) {
         if let Some((_, inflight)) = self.pushed.get_mut(host) {
             *inflight = inflight.saturating_sub(1);
@@ -468,6 +436,11 @@ impl CoreState {
             }
             Ok(_) => {}
             Err(e) => tracing::error!("cannot expire queued messages: {e}"),
+        }
+        match self.store.forget_handled(cutoff.0) {
+            Ok(0) => {}
+            Ok(count) => tracing::debug!(count, "handled messages forgotten"),
+            Err(e) => tracing::error!("cannot forget handled messages: {e}"),
         }
     }
 }
