@@ -36,22 +36,8 @@ fn with_two_liars(extra: &str, run: impl AsyncFnOnce(HubSession, HubSession)) {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let mut sender = liar_session(&laptop, "laptop", &addr).await;
-        let mut recipient = liar_session(&work, "work", &addr).await;
-        for (session, id) in [
-            (&mut sender, "laptop/lead"),
-            (&mut recipient, "work/builder"),
-        ] {
-            let roster = RosterDelta {
-                reset: true,
-                upserts: vec![peer(id, &["proj"])],
-                removed: Vec::new(),
-            };
-            session
-                .send(&Frame::RosterDelta(roster))
-                .await
-                .expect("roster");
-        }
+        let sender = link_with_peer(&laptop, &addr, "laptop/lead").await;
+        let recipient = link_with_peer(&work, &addr, "work/builder").await;
         wait_until("both peers at the hub", PATIENCE, || {
             let ids = hub_peer_ids(&hub);
             ids.contains(&"laptop/lead".to_owned()) && ids.contains(&"work/builder".to_owned())
@@ -60,8 +46,30 @@ fn with_two_liars(extra: &str, run: impl AsyncFnOnce(HubSession, HubSession)) {
     });
 }
 
+/// Links as the host of `peer` (in `proj`) and reports that peer.
+pub(crate) async fn link_with_peer(
+    home: &flotilla_tests::TestHome,
+    addr: &str,
+    peer_id: &str,
+) -> HubSession {
+    let host = peer_id.split('/').next().unwrap_or(peer_id);
+    let mut session = liar_session(home, host, addr).await;
+    let roster = RosterDelta {
+        reset: true,
+        upserts: vec![peer(peer_id, &["proj"])],
+        removed: Vec::new(),
+    };
+    session
+        .send(&Frame::RosterDelta(roster))
+        .await
+        .expect("roster");
+    session
+}
+
 /// The next delivery the recipient gets, skipping other frames.
-async fn next_delivery(session: &mut HubSession) -> flotilla_actors::federation::Deliver {
+pub(crate) async fn next_delivery(
+    session: &mut HubSession,
+) -> flotilla_actors::federation::Deliver {
     let read = async {
         loop {
             if let Frame::Deliver(d) = session.recv().await.expect("recv") {

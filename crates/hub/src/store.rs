@@ -37,15 +37,16 @@ const QUEUE: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("queue")
 /// which [`upgrade`] rebuilds from the queue at open.
 const QUEUED_IDS: TableDefinition<(&str, &str, &str), u64> =
     TableDefinition::new("queued_by_sender");
-/// (queued at, host, delivery seq): the queues by age, so expiry reads only
-/// what expires.
+/// (queued at, host, delivery seq): the queues by age on the hub's running
+/// clock ([`clock`]), so expiry reads only what expires.
 const BY_AGE: TableDefinition<(u64, &str, u64), ()> = TableDefinition::new("queue_by_age");
 /// (sender's host, receipt seq) to encoded [`Receipt`].
 const RECEIPTS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("receipts");
 /// (peer id, private group): memberships in another host's private group
 /// that the hub granted when it relayed a lane start ([`crate::grants`]).
 const GRANTS: TableDefinition<(&str, &str), ()> = TableDefinition::new("session_grants");
-/// Counters: `seq` (deliveries and receipts share it).
+/// Counters: `seq` (deliveries and receipts share it); `hub_clock`, the
+/// hub's running clock ([`clock`]).
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
 /// Largest stored record accepted when reading back.
@@ -134,6 +135,7 @@ pub struct DeliveryDone {
 #[derive(Debug)]
 pub struct HubStore {
     db: Database,
+    clock: crate::hub_clock::HubClock,
 }
 
 impl HubStore {
@@ -160,8 +162,9 @@ impl HubStore {
         txn.open_table(GRANTS)?;
         handled::create(&txn)?;
         upgrade::queued_by_sender(&txn)?;
+        let clock = clock::resume(&txn)?;
         txn.commit()?;
-        Ok(Self { db })
+        Ok(Self { db, clock })
     }
 
     /// Every host's last roster.
@@ -348,7 +351,7 @@ impl HubStore {
         gone: &[PeerId],
     ) -> Result<Option<DeliveryDone>, HubStoreError> {
         let txn = self.lazy_write()?;
-        let Some(queued) = take_queued(&txn, host, seq)? else {
+        let Some(queued) = take_queued(&txn, host, seq, self.now())? else {
             return Ok(None);
         };
         let sender = queued.message.from.host.clone();
@@ -389,7 +392,7 @@ impl HubStore {
             let Ok(host) = HostName::new(&host) else {
                 continue;
             };
-            let Some(q) = take_queued(&txn, &host, seq)? else {
+            let Some(q) = take_queued(&txn, &host, seq, self.now())? else {
                 continue;
             };
             let reason = format!("expired at the hub: {host} did not come back in time");
@@ -446,6 +449,7 @@ fn take_queued(
     txn: &WriteTransaction,
     host: &HostName,
     seq: u64,
+    now: Timestamp,
 ) -> Result<Option<Queued>, HubStoreError> {
     let mut queue = txn.open_table(QUEUE)?;
     let Some(bytes) = queue.remove((host.as_str(), seq))? else {
@@ -462,7 +466,7 @@ fn take_queued(
     ))?;
     txn.open_table(BY_AGE)?
         .remove((queued.queued_at.0, host.as_str(), seq))?;
-    handled::record(txn, host, &queued.message, Timestamp::now().0)?;
+    handled::record(txn, host, &queued.message, now.0)?;
     Ok(Some(queued))
 }
 
@@ -495,6 +499,9 @@ pub fn size_of_message(m: &Message) -> u64 {
 
 #[path = "store_upgrade.rs"]
 mod upgrade;
+
+#[path = "store_clock.rs"]
+mod clock;
 
 #[path = "store_handled.rs"]
 mod handled;

@@ -30,11 +30,7 @@ impl CoreState {
         over_quota(&self.depths, &self.limits, &by_host, size)?;
         let made = self
             .store
-            .enqueue(
-                &forward.message,
-                &by_host,
-                flotilla_actors::model::Timestamp::now(),
-            )
+            .enqueue(&forward.message, &by_host, self.store.now())
             .map_err(|e| unavailable(&e))?;
         for (target, _) in made {
             let depth = self.depths.entry(target.clone()).or_default();

@@ -202,6 +202,9 @@ impl Actor for HubCore {
     }
 
     async fn post_stop(&self, _: CoreRef, state: &mut CoreState) -> Result<(), ActorProcessingErr> {
+        if let Err(e) = state.store.save_clock() {
+            tracing::error!("cannot keep the hub's running clock: {e}");
+        }
         if let Err(e) = state.store.flush() {
             tracing::error!("cannot flush the hub's store: {e}");
         }
@@ -422,7 +425,10 @@ impl CoreState {
 
     fn expire(&mut self) {
         let ttl_ms = u64::try_from(self.limits.ttl.as_millis()).unwrap_or(u64::MAX);
-        let cutoff = Timestamp(Timestamp::now().0.saturating_sub(ttl_ms));
+        if let Err(e) = self.store.save_clock() {
+            tracing::error!("cannot keep the hub's running clock: {e}");
+        }
+        let cutoff = Timestamp(self.store.now().0.saturating_sub(ttl_ms));
         match self.store.expire(cutoff) {
             Ok(dropped) if !dropped.is_empty() => {
                 tracing::warn!(count = dropped.len(), "queued messages expired");

@@ -1,0 +1,73 @@
+//! Issue 13, point 7: how long a message waits at the hub is measured on
+//! the hub's running clock. The TTL was measured on the wall clock, so the
+//! hub's own downtime counted against it (and a clock step forward expired
+//! whole queues). A real hub, stopped for longer than its TTL with a
+//! message queued, still delivers it after its restart.
+
+use std::time::{Duration, Instant};
+
+use flotilla_actors::federation::ForwardOutcome;
+use flotilla_tests::federation::{PATIENCE, host_home, hub_home, run_hub};
+use flotilla_tests::{stop_child, wait_until};
+
+use crate::federation_rules::{forward, hub_peer_ids, verdict};
+use crate::hub_receipts::{link_with_peer, next_delivery};
+
+/// The state of `host` in the hub's roster.
+fn state_of(hub: &flotilla_tests::TestHome, host: &str) -> String {
+    let roster = hub.json(&["hub", "roster"]);
+    roster["hosts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|h| h["host"] == host)
+        .and_then(|h| h["state"].as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+#[test]
+fn issue_13_the_hubs_downtime_does_not_count_against_the_ttl() {
+    let ttl = Duration::from_secs(2);
+    let (hub, addr) = hub_home();
+    let config = std::fs::read_to_string(hub.path().join("config.toml")).expect("config");
+    let config = config.replace("[hub_server]\n", "[hub_server]\nqueue_ttl_secs = 2\n");
+    assert!(config.contains("queue_ttl_secs = 2"), "{config}");
+    hub.write_config(&config);
+    let mut server = run_hub(&hub);
+    let (laptop, work) = (
+        host_home(&hub, "laptop", &addr),
+        host_home(&hub, "work", &addr),
+    );
+    // Two workers: QUIC's connections keep moving while the test waits.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let recipient = link_with_peer(&work, &addr, "work/builder").await;
+        let mut sender = link_with_peer(&laptop, &addr, "laptop/lead").await;
+        wait_until("both peers at the hub", PATIENCE, || {
+            let ids = hub_peer_ids(&hub);
+            ids.contains(&"laptop/lead".to_owned()) && ids.contains(&"work/builder".to_owned())
+        });
+        drop(recipient);
+        wait_until("work offline at the hub", PATIENCE, || {
+            state_of(&hub, "work") == "offline"
+        });
+        let queued = forward("laptop/lead", "work/builder", None, "waits");
+        assert_eq!(verdict(&mut sender, queued).await, ForwardOutcome::Queued);
+    });
+    stop_child(&mut server);
+    // The hub is down for longer than its TTL (the wall clock moves on).
+    let stopped = Instant::now();
+    wait_until("the hub down past its TTL", PATIENCE, || {
+        stopped.elapsed() > ttl + Duration::from_secs(1)
+    });
+    let _server = run_hub(&hub);
+    runtime.block_on(async {
+        let mut recipient = link_with_peer(&work, &addr, "work/builder").await;
+        let got = next_delivery(&mut recipient).await;
+        assert_eq!(got.message.body, "waits", "still queued after the restart");
+    });
+}
