@@ -5,7 +5,8 @@
 //! Being one actor makes every decision see one consistent roster, and
 //! every forward is on disk before its `Forwarded` leaves. Deliveries to a
 //! host are pushed in queue order, at most [`WINDOW`] unacknowledged at a
-//! time; whatever was not acknowledged is pushed again when the host comes
+//! time and no more bytes than half the link's outbound bound
+//! ([`window`]); whatever was not acknowledged is pushed again when the host comes
 //! back. Must not touch sockets: sessions own their streams and only hand
 //! over frames through [`LinkHandle`]s.
 
@@ -13,9 +14,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use flotilla_actors::federation::{
-    Delivered, Forward, ForwardOutcome, Forwarded, Frame, Receipt, RosterDelta,
-};
+use flotilla_actors::federation::{Forward, ForwardOutcome, Forwarded, Frame, RosterDelta};
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::HostName;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -29,9 +28,11 @@ use crate::transport::close;
 use crate::view::{self, HubRosterReply};
 
 mod admit;
+mod deliver;
 mod hold;
 mod policy;
 mod relay;
+mod window;
 
 use hold::Holds;
 use policy::log_refused;
@@ -156,9 +157,8 @@ pub struct CoreState {
     roster: HubRoster,
     links: HashMap<HostName, LinkHandle>,
     depths: HashMap<HostName, Depth>,
-    /// Per linked host: the last delivery seq pushed, and how many are
-    /// unacknowledged.
-    pushed: HashMap<HostName, (u64, usize)>,
+    /// Per linked host: the deliveries pushed and not yet acknowledged.
+    pushed: HashMap<HostName, window::DeliveryWindow>,
     /// Lane calls relayed and not yet answered: (target, asking host, call)
     /// to the private-group grant the call made, taken back if it fails.
     calls: HashMap<(HostName, HostName, u64), Option<Grant>>,
@@ -266,11 +266,12 @@ impl CoreState {
     }
 
     fn link_up(&mut self, host: HostName, version: String, link: LinkHandle) {
+        let window = window::DeliveryWindow::new(WINDOW, link.tx.bound() / 2);
         if let Some(old) = self.links.insert(host.clone(), link) {
             old.connection
                 .close(close::NORMAL.into(), b"replaced by a newer link");
         }
-        self.pushed.insert(host.clone(), (0, 0));
+        self.pushed.insert(host.clone(), window);
         self.budgets.link_up(&host);
         self.holds.clear(&host);
         let change = self
@@ -365,62 +366,6 @@ impl CoreState {
             }
         };
         self.send(host, Frame::Forwarded(Forwarded { id, outcome }));
-    }
-
-    fn on_delivered(&mut self, host: &HostName, done: Delivered) {
-        if let Some((_, inflight)) = self.pushed.get_mut(host) {
-            *inflight = inflight.saturating_sub(1);
-        }
-        match self.store.delivered(host, done.seq, &done.gone) {
-            Ok(Some(done)) => {
-                if let Some(depth) = self.depths.get_mut(host) {
-                    depth.messages = depth.messages.saturating_sub(1);
-                    depth.bytes = depth.bytes.saturating_sub(done.bytes);
-                }
-                self.send_receipts(&done.sender, done.receipts);
-            }
-            Ok(None) => {}
-            Err(e) => tracing::error!(%host, "cannot record a delivery: {e}"),
-        }
-        self.refresh_depth(host);
-        self.pump(host);
-    }
-
-    fn send_receipts(&self, sender: &HostName, receipts: Vec<Receipt>) {
-        for receipt in receipts {
-            self.send(sender, Frame::Receipt(receipt));
-        }
-    }
-
-    fn refresh_depth(&mut self, host: &HostName) {
-        if self.depths.get(host).is_some_and(|d| d.messages == 0) {
-            self.depths.remove(host);
-        }
-    }
-
-    /// Pushes queued deliveries to a linked host, up to the window.
-    fn pump(&mut self, host: &HostName) {
-        let Some((last, inflight)) = self.pushed.get(host).copied() else {
-            return;
-        };
-        if inflight >= WINDOW {
-            return;
-        }
-        let batch = match self.store.queued(host, last, WINDOW - inflight) {
-            Ok(batch) => batch,
-            Err(e) => {
-                tracing::error!(%host, "cannot read the host's queue: {e}");
-                return;
-            }
-        };
-        let Some(newest) = batch.last().map(|d| d.seq) else {
-            return;
-        };
-        let count = batch.len();
-        for deliver in batch {
-            self.send(host, Frame::Deliver(deliver));
-        }
-        self.pushed.insert(host.clone(), (newest, inflight + count));
     }
 
     fn expire(&mut self) {
