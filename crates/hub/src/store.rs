@@ -374,41 +374,6 @@ impl HubStore {
         }))
     }
 
-    /// Drops deliveries queued before `cutoff`, with a receipt for each
-    /// sender's host. Returns the receipts by host.
-    pub fn expire(&self, cutoff: Timestamp) -> Result<Vec<(HostName, Receipt)>, HubStoreError> {
-        let txn = self.db.begin_write()?;
-        let mut old = Vec::new();
-        for row in txn
-            .open_table(BY_AGE)?
-            .range((0, "", 0)..(cutoff.0, "", 0))?
-        {
-            let (key, _) = row?;
-            let (_, host, seq) = key.value();
-            old.push((host.to_owned(), seq));
-        }
-        let mut out = Vec::new();
-        for (host, seq) in old {
-            let Ok(host) = HostName::new(&host) else {
-                continue;
-            };
-            let Some(q) = take_queued(&txn, &host, seq, self.now())? else {
-                continue;
-            };
-            let reason = format!("expired at the hub: {host} did not come back in time");
-            let sender = q.message.from.host.clone();
-            let made = add_receipts(
-                &txn,
-                &sender,
-                &q.message,
-                vec![(q.to, ReceiptState::Dropped { reason })],
-            )?;
-            out.extend(made.into_iter().map(|r| (sender.clone(), r)));
-        }
-        txn.commit()?;
-        Ok(out)
-    }
-
     /// Receipts owed to `host`, oldest first.
     pub fn receipts(&self, host: &HostName) -> Result<Vec<Receipt>, HubStoreError> {
         let txn = self.db.begin_read()?;
@@ -502,6 +467,10 @@ mod upgrade;
 
 #[path = "store_clock.rs"]
 mod clock;
+
+#[path = "store_expire.rs"]
+mod expire;
+pub use expire::Expired;
 
 #[path = "store_handled.rs"]
 mod handled;

@@ -132,8 +132,16 @@ fn old_deliveries_expire_with_a_dropped_receipt() {
         )
         .expect("q");
     let dropped = store.expire(Timestamp(50)).expect("expire");
-    assert_eq!(dropped.len(), 1);
-    assert!(matches!(dropped[0].1.state, ReceiptState::Dropped { .. }));
+    assert_eq!(dropped.receipts.len(), 1);
+    assert!(matches!(
+        dropped.receipts[0].1.state,
+        ReceiptState::Dropped { .. }
+    ));
+    assert_eq!(
+        dropped.freed,
+        [(host("work"), 3)],
+        "what it freed, per host"
+    );
     assert_eq!(store.queued(&host("work"), 0, 10).expect("left").len(), 1);
 }
 

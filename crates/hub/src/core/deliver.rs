@@ -35,7 +35,7 @@ impl CoreState {
         }
     }
 
-    fn refresh_depth(&mut self, host: &HostName) {
+    pub(super) fn refresh_depth(&mut self, host: &HostName) {
         if self.depths.get(host).is_some_and(|d| d.messages == 0) {
             self.depths.remove(host);
         }

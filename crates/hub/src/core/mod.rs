@@ -375,17 +375,21 @@ impl CoreState {
         }
         let cutoff = Timestamp(self.store.now().0.saturating_sub(ttl_ms));
         match self.store.expire(cutoff) {
-            Ok(dropped) if !dropped.is_empty() => {
-                tracing::warn!(count = dropped.len(), "queued messages expired");
-                for (sender, receipt) in dropped {
+            Ok(expired) => {
+                if !expired.receipts.is_empty() {
+                    tracing::warn!(count = expired.receipts.len(), "queued messages expired");
+                }
+                for (sender, receipt) in expired.receipts {
                     self.send(&sender, Frame::Receipt(receipt));
                 }
-                match self.store.depths() {
-                    Ok(depths) => self.depths = depths,
-                    Err(e) => tracing::error!("cannot count the queues: {e}"),
+                for (host, bytes) in expired.freed {
+                    if let Some(depth) = self.depths.get_mut(&host) {
+                        depth.messages = depth.messages.saturating_sub(1);
+                        depth.bytes = depth.bytes.saturating_sub(bytes);
+                    }
+                    self.refresh_depth(&host);
                 }
             }
-            Ok(_) => {}
             Err(e) => tracing::error!("cannot expire queued messages: {e}"),
         }
         match self.store.forget_handled(cutoff.0) {
