@@ -147,3 +147,60 @@ fn issue_13_a_queue_of_large_messages_is_delivered_within_the_links_byte_bound()
     let log = std::fs::read_to_string(hub.path().join("logs/hub.log")).unwrap_or_default();
     assert!(!log.contains("does not read"), "work's link was not cut");
 }
+
+/// Issue 13, point 3: the hub kept the roster and queue of a host that
+/// never came back forever. With `forget_hosts_after_secs`, a hub that
+/// starts (or sweeps) after that long forgets it, and says so in its log.
+#[test]
+fn issue_13_a_host_away_past_the_retention_is_forgotten() {
+    let (hub, addr) = hub_home();
+    let config = std::fs::read_to_string(hub.path().join("config.toml")).expect("config");
+    let config = config.replace(
+        "[hub_server]\n",
+        "[hub_server]\nforget_hosts_after_secs = 2\n",
+    );
+    assert!(config.contains("forget_hosts_after_secs = 2"), "{config}");
+    hub.write_config(&config);
+    let mut server = run_hub(&hub);
+    let (laptop, work) = (
+        host_home(&hub, "laptop", &addr),
+        host_home(&hub, "work", &addr),
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let recipient = link_with_peer(&work, &addr, "work/builder").await;
+        let mut sender = link_with_peer(&laptop, &addr, "laptop/lead").await;
+        wait_until("both peers at the hub", PATIENCE, || {
+            let ids = hub_peer_ids(&hub);
+            ids.contains(&"laptop/lead".to_owned()) && ids.contains(&"work/builder".to_owned())
+        });
+        drop(recipient);
+        wait_until("work offline at the hub", PATIENCE, || {
+            state_of(&hub, "work") == "offline"
+        });
+        let queued = forward("laptop/lead", "work/builder", None, "never taken");
+        assert_eq!(verdict(&mut sender, queued).await, ForwardOutcome::Queued);
+    });
+    stop_child(&mut server);
+    let stopped = Instant::now();
+    wait_until("work away past the retention", PATIENCE, || {
+        stopped.elapsed() > Duration::from_secs(3)
+    });
+    let _server = run_hub(&hub);
+    wait_until("the hub to answer", PATIENCE, || {
+        hub.run(&["hub", "roster", "--json"]).status.success()
+    });
+    wait_until("the hub to forget work", PATIENCE, || {
+        state_of(&hub, "work").is_empty()
+    });
+    assert!(!hub_peer_ids(&hub).contains(&"work/builder".to_owned()));
+    let log = std::fs::read_to_string(hub.path().join("logs/hub.log")).unwrap_or_default();
+    assert!(
+        log.contains("forgot a host") && log.contains("work"),
+        "the operator reads it in the hub's log"
+    );
+}

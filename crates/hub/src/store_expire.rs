@@ -2,14 +2,16 @@
 //! hub's running clock ([`super::clock`]) are dropped with a `dropped`
 //! receipt for each sender's host. Reads only what expires (by the age
 //! index), and says how many bytes it freed per host, so the core keeps its
-//! queue counters without reading every queued body again.
+//! queue counters without reading every queued body again. A host the hub
+//! forgets (away past its retention) loses its roster row, its queue (each
+//! message `dropped` for its sender) and the receipts it was owed.
 
 use flotilla_actors::federation::{Receipt, ReceiptState};
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::HostName;
 use redb::ReadableTable;
 
-use super::{BY_AGE, HubStore, HubStoreError, add_receipts, take_queued};
+use super::{BY_AGE, HOSTS, HubStore, HubStoreError, QUEUE, RECEIPTS, add_receipts, take_queued};
 
 /// What an expiry sweep dropped.
 #[derive(Debug, Default)]
@@ -53,6 +55,49 @@ impl HubStore {
             out.receipts
                 .extend(made.into_iter().map(|r| (sender.clone(), r)));
             out.freed.push((host, q.bytes));
+        }
+        txn.commit()?;
+        Ok(out)
+    }
+
+    /// Removes everything kept for `host`: its roster, its queue (a
+    /// `dropped` receipt saying `why` for each message's sender) and the
+    /// receipts owed to it.
+    pub fn forget_host(&self, host: &HostName, why: &str) -> Result<Expired, HubStoreError> {
+        let txn = self.db.begin_write()?;
+        txn.open_table(HOSTS)?.remove(host.as_str())?;
+        let range = (host.as_str(), 0)..=(host.as_str(), u64::MAX);
+        let seqs: Vec<u64> = txn
+            .open_table(QUEUE)?
+            .range(range.clone())?
+            .map(|row| row.map(|(k, _)| k.value().1))
+            .collect::<Result<_, _>>()?;
+        let mut out = Expired::default();
+        for seq in seqs {
+            let Some(q) = take_queued(&txn, host, seq, self.now())? else {
+                continue;
+            };
+            let sender = q.message.from.host.clone();
+            let reason = why.to_owned();
+            let made = add_receipts(
+                &txn,
+                &sender,
+                &q.message,
+                vec![(q.to, ReceiptState::Dropped { reason })],
+            )?;
+            out.receipts
+                .extend(made.into_iter().map(|r| (sender.clone(), r)));
+            out.freed.push((host.clone(), q.bytes));
+        }
+        {
+            let mut receipts = txn.open_table(RECEIPTS)?;
+            let owed: Vec<u64> = receipts
+                .range(range)?
+                .map(|row| row.map(|(k, _)| k.value().1))
+                .collect::<Result<_, _>>()?;
+            for seq in owed {
+                receipts.remove((host.as_str(), seq))?;
+            }
         }
         txn.commit()?;
         Ok(out)

@@ -283,3 +283,45 @@ fn a_message_delivered_or_expired_is_not_queued_again_by_a_repeat() {
         .expect("after the record expired");
     assert_eq!(again.len(), 1, "the record is bounded in time");
 }
+
+/// Issue 13, point 3: the rows of a host that never came back stayed
+/// forever.
+#[test]
+fn a_forgotten_host_loses_its_roster_queue_and_owed_receipts() {
+    let dir = tempfile::tempdir().expect("dir");
+    let store = HubStore::open(&dir.path().join("hub.redb")).expect("open");
+    store
+        .put_host(&host("gone"), &crate::roster::HostEntry::default())
+        .expect("host");
+    store
+        .enqueue(
+            &message("laptop/lead", "for gone"),
+            &to(&["gone/a"]),
+            Timestamp(1),
+        )
+        .expect("q");
+    let made = store
+        .enqueue(
+            &message("gone/a", "from gone"),
+            &to(&["work/b"]),
+            Timestamp(1),
+        )
+        .expect("q");
+    store
+        .delivered(&host("work"), made[0].1.seq, &[])
+        .expect("delivered");
+    assert_eq!(store.receipts(&host("gone")).expect("owed").len(), 1);
+    let forgotten = store
+        .forget_host(&host("gone"), "forgotten")
+        .expect("forget");
+    assert_eq!(forgotten.freed, [(host("gone"), 8)]);
+    assert_eq!(forgotten.receipts[0].0, host("laptop"));
+    assert!(store.load_hosts().expect("hosts").is_empty());
+    assert!(
+        store
+            .queued(&host("gone"), 0, 10)
+            .expect("queue")
+            .is_empty()
+    );
+    assert!(store.receipts(&host("gone")).expect("owed").is_empty());
+}

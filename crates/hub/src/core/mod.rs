@@ -29,6 +29,7 @@ use crate::view::{self, HubRosterReply};
 
 mod admit;
 mod deliver;
+mod forget;
 mod hold;
 mod policy;
 mod relay;
@@ -57,6 +58,9 @@ pub struct QueueLimits {
     pub max_messages: u64,
     /// Most bytes (bodies and summaries) queued per host.
     pub max_bytes: u64,
+    /// An offline host not seen for this long is forgotten: its roster,
+    /// queue and owed receipts are removed.
+    pub forget_hosts_after: Duration,
 }
 
 impl Default for QueueLimits {
@@ -65,6 +69,7 @@ impl Default for QueueLimits {
             ttl: Duration::from_secs(7 * 24 * 3600),
             max_messages: 10_000,
             max_bytes: 256 * 1024 * 1024,
+            forget_hosts_after: Duration::from_secs(30 * 24 * 3600),
         }
     }
 }
@@ -392,6 +397,7 @@ impl CoreState {
             }
             Err(e) => tracing::error!("cannot expire queued messages: {e}"),
         }
+        self.forget_hosts();
         match self.store.forget_handled(cutoff.0) {
             Ok(0) => {}
             Ok(count) => tracing::debug!(count, "handled messages forgotten"),
