@@ -75,6 +75,9 @@ pub enum HubStoreError {
     /// redb failed.
     #[error("hub store: {0}")]
     Db(Box<redb::Error>),
+    /// The thread that ran a commit ended before it answered.
+    #[error("the hub store's writer stopped: {0}")]
+    Stopped(String),
 }
 
 macro_rules! from_redb {

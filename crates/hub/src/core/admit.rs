@@ -3,11 +3,15 @@
 //! `queued` again and not queued twice), then the quota of each host it is
 //! new for, then the store. A repeat is checked before the quota, so a
 //! forward repeated while its host's queue is full is not refused
-//! `quota_exceeded` for a message the hub holds.
+//! `quota_exceeded` for a message the hub holds. The durable commit runs on
+//! a blocking thread, so its fsync does not hold an async worker thread
+//! (the links' sessions keep running on it); the core waits for it before
+//! it answers, so nothing is acknowledged before it is on disk and each
+//! sender's order holds.
 
 use std::collections::BTreeMap;
 
-use flotilla_actors::federation::{Forward, ForwardRefusal};
+use flotilla_actors::federation::{Forward, ForwardOutcome, ForwardRefusal, Forwarded, Frame};
 use flotilla_actors::names::{HostName, PeerId};
 
 use super::{CoreState, QueueLimits};
@@ -15,8 +19,26 @@ use crate::roster::Refused;
 use crate::store::{Depth, size_of_message};
 
 impl CoreState {
+    /// Answers a forward from `host`: queued, or refused with why.
+    pub(super) async fn on_forward(&mut self, host: &HostName, forward: Forward) {
+        let id = forward.message.id.clone();
+        let admitted = match self.holds.check(host, &forward.message) {
+            Ok(()) => self.admit(host, &forward).await,
+            Err(refused) => Err(refused),
+        };
+        let outcome = match admitted {
+            Ok(()) => ForwardOutcome::Queued,
+            Err((code, reason)) => {
+                tracing::info!(%host, %id, ?code, "forward refused: {reason}");
+                self.holds.refused(host, &forward.message, code);
+                ForwardOutcome::Refused { code, reason }
+            }
+        };
+        self.send(host, Frame::Forwarded(Forwarded { id, outcome }));
+    }
+
     /// Queues a forward from `host`, or says why not.
-    pub(super) fn admit(&mut self, host: &HostName, forward: &Forward) -> Result<(), Refused> {
+    async fn admit(&mut self, host: &HostName, forward: &Forward) -> Result<(), Refused> {
         let mut by_host = self.roster.admit(host, forward)?;
         let repeats = self
             .store
@@ -28,9 +50,14 @@ impl CoreState {
         }
         let size = size_of_message(&forward.message);
         over_quota(&self.depths, &self.limits, &by_host, size)?;
-        let made = self
-            .store
-            .enqueue(&forward.message, &by_host, self.store.now())
+        let (store, message, now) = (
+            self.store.clone(),
+            forward.message.clone(),
+            self.store.now(),
+        );
+        let made = tokio::task::spawn_blocking(move || store.enqueue(&message, &by_host, now))
+            .await
+            .map_err(|e| unavailable(&crate::store::HubStoreError::Stopped(e.to_string())))?
             .map_err(|e| unavailable(&e))?;
         for (target, _) in made {
             let depth = self.depths.entry(target.clone()).or_default();

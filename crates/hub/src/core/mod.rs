@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use flotilla_actors::federation::{Forward, ForwardOutcome, Forwarded, Frame, RosterDelta};
+use flotilla_actors::federation::{Frame, RosterDelta};
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::HostName;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -157,7 +157,8 @@ pub struct CoreArgs {
 #[derive(Debug)]
 pub struct CoreState {
     hub: String,
-    store: HubStore,
+    /// Shared with the blocking threads that run its durable commits.
+    store: std::sync::Arc<HubStore>,
     limits: QueueLimits,
     roster: HubRoster,
     links: HashMap<HostName, LinkHandle>,
@@ -194,7 +195,7 @@ impl Actor for HubCore {
         let _ = myself.send_message(CoreMsg::Expire);
         Ok(CoreState {
             hub: args.hub,
-            store: args.store,
+            store: std::sync::Arc::new(args.store),
             limits: args.limits,
             roster,
             links: HashMap::new(),
@@ -236,7 +237,10 @@ impl Actor for HubCore {
                 frame,
             } => {
                 if state.links.get(&host).is_some_and(|l| l.id == link_id) {
-                    state.on_frame(&host, frame);
+                    match frame {
+                        Frame::Forward(forward) => state.on_forward(&host, forward).await,
+                        frame => state.on_frame(&host, frame),
+                    }
                 }
             }
             CoreMsg::Roster(reply) => {
@@ -249,7 +253,7 @@ impl Actor for HubCore {
                 ));
             }
             CoreMsg::SetPolicy(policy) => state.set_policy(policy),
-            CoreMsg::Expire => state.expire(),
+            CoreMsg::Expire => state.expire().await,
         }
         Ok(())
     }
@@ -326,7 +330,6 @@ impl CoreState {
     fn on_frame(&mut self, host: &HostName, frame: Frame) {
         match frame {
             Frame::RosterDelta(delta) => self.on_roster(host, delta),
-            Frame::Forward(forward) => self.on_forward(host, forward),
             Frame::Delivered(done) => self.on_delivered(host, done),
             Frame::ReceiptAck { seq } => {
                 if let Err(e) = self.store.ack_receipts(host, seq) {
@@ -356,30 +359,15 @@ impl CoreState {
         }
     }
 
-    fn on_forward(&mut self, host: &HostName, forward: Forward) {
-        let id = forward.message.id.clone();
-        let admitted = self
-            .holds
-            .check(host, &forward.message)
-            .and_then(|()| self.admit(host, &forward));
-        let outcome = match admitted {
-            Ok(()) => ForwardOutcome::Queued,
-            Err((code, reason)) => {
-                tracing::info!(%host, %id, ?code, "forward refused: {reason}");
-                self.holds.refused(host, &forward.message, code);
-                ForwardOutcome::Refused { code, reason }
-            }
-        };
-        self.send(host, Frame::Forwarded(Forwarded { id, outcome }));
-    }
-
-    fn expire(&mut self) {
+    async fn expire(&mut self) {
         let ttl_ms = u64::try_from(self.limits.ttl.as_millis()).unwrap_or(u64::MAX);
         if let Err(e) = self.store.save_clock() {
             tracing::error!("cannot keep the hub's running clock: {e}");
         }
         let cutoff = Timestamp(self.store.now().0.saturating_sub(ttl_ms));
-        match self.store.expire(cutoff) {
+        let store = self.store.clone();
+        let expired = tokio::task::spawn_blocking(move || store.expire(cutoff)).await;
+        match expired.unwrap_or_else(|e| Err(crate::store::HubStoreError::Stopped(e.to_string()))) {
             Ok(expired) => {
                 if !expired.receipts.is_empty() {
                     tracing::warn!(count = expired.receipts.len(), "queued messages expired");
