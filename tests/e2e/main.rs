@@ -21,6 +21,8 @@ mod home_state;
 mod hub;
 mod hub_groups;
 mod hub_limits;
+mod hub_queue_time;
+mod hub_receipts;
 mod integrations;
 mod lane_input;
 mod lane_messages;

@@ -248,6 +248,10 @@ async fn start_core(
         ttl: Duration::from_secs(server.queue_ttl_secs),
         max_messages: server.queue_max_messages,
         max_bytes: server.queue_max_bytes,
+        forget_hosts_after: server.forget_hosts_after_secs.map_or(
+            QueueLimits::default().forget_hosts_after,
+            Duration::from_secs,
+        ),
     };
     let args = CoreArgs {
         hub: server.name.clone(),

@@ -21,6 +21,7 @@ pub mod enroll_store;
 pub mod grants;
 pub mod group_policy;
 pub mod groups_file;
+pub mod hub_clock;
 pub mod link;
 pub mod live;
 pub mod outbound;

@@ -81,7 +81,17 @@ pub fn outbound(
 impl Outbound {
     /// Queues `frame`; over the bound, closes the link.
     pub fn send(&self, frame: &Frame) -> Result<(), OutboundError> {
-        let bytes = encode_message(frame, self.max_frame)?;
+        self.send_encoded(encode_message(frame, self.max_frame)?)
+    }
+
+    /// The bytes `frame` takes in the queue.
+    pub fn encode(&self, frame: &Frame) -> Result<Vec<u8>, OutboundError> {
+        Ok(encode_message(frame, self.max_frame)?)
+    }
+
+    /// Queues a frame made by [`Outbound::encode`]; over the bound, closes
+    /// the link.
+    pub fn send_encoded(&self, bytes: Vec<u8>) -> Result<(), OutboundError> {
         let size = bytes.len();
         let before = self.queued.fetch_add(size, Ordering::AcqRel);
         if !fits(before, size, self.bound) {
@@ -99,6 +109,11 @@ impl Outbound {
             self.queued.fetch_sub(size, Ordering::AcqRel);
             OutboundError::Closed
         })
+    }
+
+    /// The bound of the queue, in bytes.
+    pub fn bound(&self) -> usize {
+        self.bound
     }
 
     /// Bytes waiting now.

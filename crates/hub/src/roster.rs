@@ -24,6 +24,8 @@ use crate::group_policy::GroupPolicy;
 
 #[path = "roster_admit.rs"]
 mod admit;
+#[path = "roster_forget.rs"]
+mod forget;
 #[path = "roster_policy.rs"]
 mod policy;
 

@@ -37,15 +37,16 @@ const QUEUE: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("queue")
 /// which [`upgrade`] rebuilds from the queue at open.
 const QUEUED_IDS: TableDefinition<(&str, &str, &str), u64> =
     TableDefinition::new("queued_by_sender");
-/// (queued at, host, delivery seq): the queues by age, so expiry reads only
-/// what expires.
+/// (queued at, host, delivery seq): the queues by age on the hub's running
+/// clock ([`clock`]), so expiry reads only what expires.
 const BY_AGE: TableDefinition<(u64, &str, u64), ()> = TableDefinition::new("queue_by_age");
 /// (sender's host, receipt seq) to encoded [`Receipt`].
 const RECEIPTS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("receipts");
 /// (peer id, private group): memberships in another host's private group
 /// that the hub granted when it relayed a lane start ([`crate::grants`]).
 const GRANTS: TableDefinition<(&str, &str), ()> = TableDefinition::new("session_grants");
-/// Counters: `seq` (deliveries and receipts share it).
+/// Counters: `seq` (deliveries and receipts share it); `hub_clock`, the
+/// hub's running clock ([`clock`]).
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
 /// Largest stored record accepted when reading back.
@@ -74,6 +75,9 @@ pub enum HubStoreError {
     /// redb failed.
     #[error("hub store: {0}")]
     Db(Box<redb::Error>),
+    /// The thread that ran a commit ended before it answered.
+    #[error("the hub store's writer stopped: {0}")]
+    Stopped(String),
 }
 
 macro_rules! from_redb {
@@ -134,6 +138,7 @@ pub struct DeliveryDone {
 #[derive(Debug)]
 pub struct HubStore {
     db: Database,
+    clock: crate::hub_clock::HubClock,
 }
 
 impl HubStore {
@@ -158,9 +163,11 @@ impl HubStore {
         txn.open_table(RECEIPTS)?;
         txn.open_table(META)?;
         txn.open_table(GRANTS)?;
+        handled::create(&txn)?;
         upgrade::queued_by_sender(&txn)?;
+        let clock = clock::resume(&txn)?;
         txn.commit()?;
-        Ok(Self { db })
+        Ok(Self { db, clock })
     }
 
     /// Every host's last roster.
@@ -289,7 +296,7 @@ impl HubStore {
             for (host, to) in by_host {
                 let from = message.from.to_string();
                 let key = (host.as_str(), from.as_str(), message.id.as_str());
-                if ids.get(key)?.is_some() {
+                if ids.get(key)?.is_some() || handled::was_handled(&txn, host, message)? {
                     continue;
                 }
                 let seq = next_seq(&txn)?;
@@ -347,7 +354,7 @@ impl HubStore {
         gone: &[PeerId],
     ) -> Result<Option<DeliveryDone>, HubStoreError> {
         let txn = self.lazy_write()?;
-        let Some(queued) = take_queued(&txn, host, seq)? else {
+        let Some(queued) = take_queued(&txn, host, seq, self.now())? else {
             return Ok(None);
         };
         let sender = queued.message.from.host.clone();
@@ -368,41 +375,6 @@ impl HubStore {
             receipts: made,
             bytes: queued.bytes,
         }))
-    }
-
-    /// Drops deliveries queued before `cutoff`, with a receipt for each
-    /// sender's host. Returns the receipts by host.
-    pub fn expire(&self, cutoff: Timestamp) -> Result<Vec<(HostName, Receipt)>, HubStoreError> {
-        let txn = self.db.begin_write()?;
-        let mut old = Vec::new();
-        for row in txn
-            .open_table(BY_AGE)?
-            .range((0, "", 0)..(cutoff.0, "", 0))?
-        {
-            let (key, _) = row?;
-            let (_, host, seq) = key.value();
-            old.push((host.to_owned(), seq));
-        }
-        let mut out = Vec::new();
-        for (host, seq) in old {
-            let Ok(host) = HostName::new(&host) else {
-                continue;
-            };
-            let Some(q) = take_queued(&txn, &host, seq)? else {
-                continue;
-            };
-            let reason = format!("expired at the hub: {host} did not come back in time");
-            let sender = q.message.from.host.clone();
-            let made = add_receipts(
-                &txn,
-                &sender,
-                &q.message,
-                vec![(q.to, ReceiptState::Dropped { reason })],
-            )?;
-            out.extend(made.into_iter().map(|r| (sender.clone(), r)));
-        }
-        txn.commit()?;
-        Ok(out)
     }
 
     /// Receipts owed to `host`, oldest first.
@@ -445,6 +417,7 @@ fn take_queued(
     txn: &WriteTransaction,
     host: &HostName,
     seq: u64,
+    now: Timestamp,
 ) -> Result<Option<Queued>, HubStoreError> {
     let mut queue = txn.open_table(QUEUE)?;
     let Some(bytes) = queue.remove((host.as_str(), seq))? else {
@@ -461,6 +434,7 @@ fn take_queued(
     ))?;
     txn.open_table(BY_AGE)?
         .remove((queued.queued_at.0, host.as_str(), seq))?;
+    handled::record(txn, host, &queued.message, now.0)?;
     Ok(Some(queued))
 }
 
@@ -493,6 +467,17 @@ pub fn size_of_message(m: &Message) -> u64 {
 
 #[path = "store_upgrade.rs"]
 mod upgrade;
+
+#[path = "store_clock.rs"]
+mod clock;
+
+#[path = "store_expire.rs"]
+mod expire;
+pub use expire::Expired;
+
+#[path = "store_handled.rs"]
+mod handled;
+pub use handled::MAX_HANDLED;
 
 #[cfg(test)]
 #[path = "store_tests.rs"]

@@ -104,13 +104,12 @@ fn a_delivery_becomes_a_receipt_for_the_senders_host() {
         .ack_receipts(&host("laptop"), owed[0].seq)
         .expect("ack");
     assert_eq!(store.receipts(&host("laptop")).expect("left").len(), 1);
-    // Once delivered, the same id may be queued again only as a new message.
-    assert_eq!(
+    // Once delivered, a repeat is remembered, not queued again.
+    assert!(
         store
             .enqueue(&m, &to(&["work/a"]), Timestamp(2))
             .expect("q")
-            .len(),
-        1
+            .is_empty()
     );
 }
 
@@ -133,8 +132,16 @@ fn old_deliveries_expire_with_a_dropped_receipt() {
         )
         .expect("q");
     let dropped = store.expire(Timestamp(50)).expect("expire");
-    assert_eq!(dropped.len(), 1);
-    assert!(matches!(dropped[0].1.state, ReceiptState::Dropped { .. }));
+    assert_eq!(dropped.receipts.len(), 1);
+    assert!(matches!(
+        dropped.receipts[0].1.state,
+        ReceiptState::Dropped { .. }
+    ));
+    assert_eq!(
+        dropped.freed,
+        [(host("work"), 3)],
+        "what it freed, per host"
+    );
     assert_eq!(store.queued(&host("work"), 0, 10).expect("left").len(), 1);
 }
 
@@ -230,5 +237,91 @@ fn a_store_of_an_older_release_gets_its_id_index_rebuilt_by_sender() {
     let made = store
         .enqueue(&message, &to(&["work/c"]), Timestamp(3))
         .expect("after");
-    assert_eq!(made.len(), 1, "the index entry left with the delivery");
+    assert!(made.is_empty(), "the delivery is remembered as handled");
+    let made = store
+        .enqueue(&message, &to(&["mac/d"]), Timestamp(3))
+        .expect("another host");
+    assert_eq!(made.len(), 1, "the index entry is per host");
+}
+
+/// Issue 13, point 7: once delivered (or expired) the hub forgot the id,
+/// so a forward repeated after that was queued and delivered again.
+#[test]
+fn a_message_delivered_or_expired_is_not_queued_again_by_a_repeat() {
+    let dir = tempfile::tempdir().expect("dir");
+    let store = HubStore::open(&dir.path().join("hub.redb")).expect("open");
+    let (first, second) = (message("laptop/lead", "one"), message("laptop/lead", "two"));
+    let made = store
+        .enqueue(&first, &to(&["work/a"]), Timestamp(1))
+        .expect("queue");
+    store
+        .delivered(&host("work"), made[0].1.seq, &[])
+        .expect("delivered");
+    store
+        .enqueue(&second, &to(&["work/a"]), Timestamp(1))
+        .expect("queue");
+    store.expire(Timestamp(2)).expect("expire");
+    for m in [&first, &second] {
+        let hosts = [host("work"), host("mac")];
+        let repeats = store.repeats(m, hosts.iter()).expect("repeats");
+        assert_eq!(repeats.into_iter().collect::<Vec<_>>(), [host("work")]);
+        let again = store
+            .enqueue(m, &to(&["work/a"]), Timestamp(3))
+            .expect("repeat");
+        assert!(again.is_empty(), "a repeat is not queued again");
+    }
+    assert!(
+        store
+            .queued(&host("work"), 0, 10)
+            .expect("queued")
+            .is_empty()
+    );
+    assert_eq!(store.forget_handled(0).expect("forget"), 0);
+    assert_eq!(store.forget_handled(u64::MAX).expect("forget"), 2);
+    let again = store
+        .enqueue(&first, &to(&["work/a"]), Timestamp(3))
+        .expect("after the record expired");
+    assert_eq!(again.len(), 1, "the record is bounded in time");
+}
+
+/// Issue 13, point 3: the rows of a host that never came back stayed
+/// forever.
+#[test]
+fn a_forgotten_host_loses_its_roster_queue_and_owed_receipts() {
+    let dir = tempfile::tempdir().expect("dir");
+    let store = HubStore::open(&dir.path().join("hub.redb")).expect("open");
+    store
+        .put_host(&host("gone"), &crate::roster::HostEntry::default())
+        .expect("host");
+    store
+        .enqueue(
+            &message("laptop/lead", "for gone"),
+            &to(&["gone/a"]),
+            Timestamp(1),
+        )
+        .expect("q");
+    let made = store
+        .enqueue(
+            &message("gone/a", "from gone"),
+            &to(&["work/b"]),
+            Timestamp(1),
+        )
+        .expect("q");
+    store
+        .delivered(&host("work"), made[0].1.seq, &[])
+        .expect("delivered");
+    assert_eq!(store.receipts(&host("gone")).expect("owed").len(), 1);
+    let forgotten = store
+        .forget_host(&host("gone"), "forgotten")
+        .expect("forget");
+    assert_eq!(forgotten.freed, [(host("gone"), 8)]);
+    assert_eq!(forgotten.receipts[0].0, host("laptop"));
+    assert!(store.load_hosts().expect("hosts").is_empty());
+    assert!(
+        store
+            .queued(&host("gone"), 0, 10)
+            .expect("queue")
+            .is_empty()
+    );
+    assert!(store.receipts(&host("gone")).expect("owed").is_empty());
 }

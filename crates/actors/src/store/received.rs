@@ -32,37 +32,40 @@ pub(crate) fn id_of_key(key: &str) -> &str {
     key.rsplit('/').next().unwrap_or(key)
 }
 
-/// Whether this (sender, id) was delivered here before: recorded in
-/// `received`, or, for a delivery stored before version 4, in `seen`
-/// under the bare id with the same sender.
-fn delivered_before(txn: &WriteTransaction, d: &Deliver) -> Result<bool, StoreError> {
+/// The recipients that had this (sender, id) stored here when it was
+/// delivered before (recorded in `received`, or, for a delivery stored
+/// before version 4, in `seen` under the bare id with the same sender);
+/// `None` if it was not delivered before.
+fn delivered_before(
+    txn: &WriteTransaction,
+    d: &Deliver,
+) -> Result<Option<Vec<PeerId>>, StoreError> {
     let (id, from) = (d.message.id.as_str(), d.message.from.to_string());
-    if txn
-        .open_table(RECEIVED)?
-        .get((id, from.as_str()))?
-        .is_some()
-    {
-        return Ok(true);
+    if let Some(old) = txn.open_table(RECEIVED)?.get((id, from.as_str()))? {
+        let old: SeenRecord = codec::decode(old.value(), RECORD_LIMIT)?;
+        return Ok(Some(old.to));
     }
     let seen = txn.open_table(SEEN)?;
     let Some(old) = seen.get(id)? else {
-        return Ok(false);
+        return Ok(None);
     };
     let old: SeenRecord = codec::decode(old.value(), RECORD_LIMIT)?;
-    Ok(old.from == d.message.from)
+    Ok((old.from == d.message.from).then_some(old.to))
 }
 
 /// Stores a message the hub delivers from another host in the inboxes of
 /// its recipients here. A message already stored (a delivery repeated
 /// after a lost acknowledgement) is not stored again; another sender's
 /// message with the same id is another message. Returns the recipients
-/// that are no longer peers of this host.
+/// that are no longer peers of this host: for a repeated delivery, those
+/// that were not stored the first time (a repeat must not turn a peer that
+/// had left into a delivered one).
 pub(crate) fn accept_delivery(
     txn: &WriteTransaction,
     d: &Deliver,
 ) -> Result<Vec<PeerId>, StoreError> {
-    if delivered_before(txn, d)? {
-        return Ok(Vec::new());
+    if let Some(stored_for) = delivered_before(txn, d)? {
+        return Ok(repeat_gone(&d.to, &stored_for));
     }
     let peers = txn.open_table(PEERS)?;
     let mut here = Vec::new();
@@ -132,4 +135,13 @@ impl Store {
         out.retain(|r| r.to.contains(reader));
         Ok(out)
     }
+}
+
+/// The recipients of a repeated delivery that were not stored the first
+/// time: the same answer as the first delivery gave.
+fn repeat_gone(to: &[PeerId], stored_for: &[PeerId]) -> Vec<PeerId> {
+    to.iter()
+        .filter(|p| !stored_for.contains(p))
+        .cloned()
+        .collect()
 }

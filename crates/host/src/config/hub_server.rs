@@ -36,6 +36,10 @@ pub struct HubServerConfig {
         skip_serializing_if = "is_default_queue_max_bytes"
     )]
     pub queue_max_bytes: u64,
+    /// An offline host not seen for this many seconds is forgotten: its
+    /// roster, queue and owed receipts are removed (default 30 days).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forget_hosts_after_secs: Option<u64>,
     /// Most bytes waiting to be sent to one linked host; a host that does
     /// not read past this has its link closed (default 32 MiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,6 +79,11 @@ impl HubServerConfig {
                 "link_queue_bytes",
                 self.link_queue_bytes,
                 "every link would be closed at its first frame",
+            ),
+            (
+                "forget_hosts_after_secs",
+                self.forget_hosts_after_secs,
+                "every host would be forgotten as soon as its link dropped",
             ),
             (
                 "host_frames_per_sec",
@@ -178,6 +187,7 @@ impl HubServerConfig {
             queue_ttl_secs: default_queue_ttl_secs(),
             queue_max_messages: default_queue_max_messages(),
             queue_max_bytes: default_queue_max_bytes(),
+            forget_hosts_after_secs: None,
             link_queue_bytes: None,
             host_frames_per_sec: None,
             host_bytes_per_sec: None,

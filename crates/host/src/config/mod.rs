@@ -361,6 +361,7 @@ mod tests {
         // Issue 13, point 4: a zero bound would cut every link, or every host.
         for key in [
             "link_queue_bytes",
+            "forget_hosts_after_secs",
             "host_frames_per_sec",
             "host_bytes_per_sec",
         ] {

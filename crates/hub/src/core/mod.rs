@@ -5,7 +5,8 @@
 //! Being one actor makes every decision see one consistent roster, and
 //! every forward is on disk before its `Forwarded` leaves. Deliveries to a
 //! host are pushed in queue order, at most [`WINDOW`] unacknowledged at a
-//! time; whatever was not acknowledged is pushed again when the host comes
+//! time and no more bytes than half the link's outbound bound
+//! ([`window`]); whatever was not acknowledged is pushed again when the host comes
 //! back. Must not touch sockets: sessions own their streams and only hand
 //! over frames through [`LinkHandle`]s.
 
@@ -13,9 +14,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use flotilla_actors::federation::{
-    Delivered, Forward, ForwardOutcome, ForwardRefusal, Forwarded, Frame, Receipt, RosterDelta,
-};
+use flotilla_actors::federation::{Frame, RosterDelta};
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::HostName;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -24,13 +23,17 @@ use crate::grants::SessionGrants;
 use crate::group_policy::GroupPolicy;
 use crate::outbound::OutboundError;
 use crate::roster::{Change, HubRoster};
-use crate::store::{Depth, HubStore, size_of_message};
+use crate::store::{Depth, HubStore};
 use crate::transport::close;
 use crate::view::{self, HubRosterReply};
 
+mod admit;
+mod deliver;
+mod forget;
 mod hold;
 mod policy;
 mod relay;
+mod window;
 
 use hold::Holds;
 use policy::log_refused;
@@ -55,6 +58,9 @@ pub struct QueueLimits {
     pub max_messages: u64,
     /// Most bytes (bodies and summaries) queued per host.
     pub max_bytes: u64,
+    /// An offline host not seen for this long is forgotten: its roster,
+    /// queue and owed receipts are removed.
+    pub forget_hosts_after: Duration,
 }
 
 impl Default for QueueLimits {
@@ -63,6 +69,7 @@ impl Default for QueueLimits {
             ttl: Duration::from_secs(7 * 24 * 3600),
             max_messages: 10_000,
             max_bytes: 256 * 1024 * 1024,
+            forget_hosts_after: Duration::from_secs(30 * 24 * 3600),
         }
     }
 }
@@ -150,14 +157,14 @@ pub struct CoreArgs {
 #[derive(Debug)]
 pub struct CoreState {
     hub: String,
-    store: HubStore,
+    /// Shared with the blocking threads that run its durable commits.
+    store: std::sync::Arc<HubStore>,
     limits: QueueLimits,
     roster: HubRoster,
     links: HashMap<HostName, LinkHandle>,
     depths: HashMap<HostName, Depth>,
-    /// Per linked host: the last delivery seq pushed, and how many are
-    /// unacknowledged.
-    pushed: HashMap<HostName, (u64, usize)>,
+    /// Per linked host: the deliveries pushed and not yet acknowledged.
+    pushed: HashMap<HostName, window::DeliveryWindow>,
     /// Lane calls relayed and not yet answered: (target, asking host, call)
     /// to the private-group grant the call made, taken back if it fails.
     calls: HashMap<(HostName, HostName, u64), Option<Grant>>,
@@ -188,7 +195,7 @@ impl Actor for HubCore {
         let _ = myself.send_message(CoreMsg::Expire);
         Ok(CoreState {
             hub: args.hub,
-            store: args.store,
+            store: std::sync::Arc::new(args.store),
             limits: args.limits,
             roster,
             links: HashMap::new(),
@@ -201,6 +208,9 @@ impl Actor for HubCore {
     }
 
     async fn post_stop(&self, _: CoreRef, state: &mut CoreState) -> Result<(), ActorProcessingErr> {
+        if let Err(e) = state.store.save_clock() {
+            tracing::error!("cannot keep the hub's running clock: {e}");
+        }
         if let Err(e) = state.store.flush() {
             tracing::error!("cannot flush the hub's store: {e}");
         }
@@ -227,7 +237,10 @@ impl Actor for HubCore {
                 frame,
             } => {
                 if state.links.get(&host).is_some_and(|l| l.id == link_id) {
-                    state.on_frame(&host, frame);
+                    match frame {
+                        Frame::Forward(forward) => state.on_forward(&host, forward).await,
+                        frame => state.on_frame(&host, frame),
+                    }
                 }
             }
             CoreMsg::Roster(reply) => {
@@ -240,7 +253,7 @@ impl Actor for HubCore {
                 ));
             }
             CoreMsg::SetPolicy(policy) => state.set_policy(policy),
-            CoreMsg::Expire => state.expire(),
+            CoreMsg::Expire => state.expire().await,
         }
         Ok(())
     }
@@ -262,11 +275,12 @@ impl CoreState {
     }
 
     fn link_up(&mut self, host: HostName, version: String, link: LinkHandle) {
+        let window = window::DeliveryWindow::new(WINDOW, link.tx.bound() / 2);
         if let Some(old) = self.links.insert(host.clone(), link) {
             old.connection
                 .close(close::NORMAL.into(), b"replaced by a newer link");
         }
-        self.pushed.insert(host.clone(), (0, 0));
+        self.pushed.insert(host.clone(), window);
         self.budgets.link_up(&host);
         self.holds.clear(&host);
         let change = self
@@ -316,7 +330,6 @@ impl CoreState {
     fn on_frame(&mut self, host: &HostName, frame: Frame) {
         match frame {
             Frame::RosterDelta(delta) => self.on_roster(host, delta),
-            Frame::Forward(forward) => self.on_forward(host, forward),
             Frame::Delivered(done) => self.on_delivered(host, done),
             Frame::ReceiptAck { seq } => {
                 if let Err(e) = self.store.ack_receipts(host, seq) {
@@ -346,128 +359,37 @@ impl CoreState {
         }
     }
 
-    fn on_forward(&mut self, host: &HostName, forward: Forward) {
-        let id = forward.message.id.clone();
-        let admitted = self
-            .holds
-            .check(host, &forward.message)
-            .and_then(|()| self.admit(host, &forward));
-        let outcome = match admitted {
-            Ok(()) => ForwardOutcome::Queued,
-            Err((code, reason)) => {
-                tracing::info!(%host, %id, ?code, "forward refused: {reason}");
-                self.holds.refused(host, &forward.message, code);
-                ForwardOutcome::Refused { code, reason }
-            }
-        };
-        self.send(host, Frame::Forwarded(Forwarded { id, outcome }));
-    }
-
-    fn admit(&mut self, host: &HostName, forward: &Forward) -> Result<(), crate::roster::Refused> {
-        let by_host = self.roster.admit(host, forward)?;
-        let size = size_of_message(&forward.message);
-        for target in by_host.keys() {
-            let depth = self.depths.get(target).copied().unwrap_or_default();
-            if depth.messages + 1 > self.limits.max_messages
-                || depth.bytes + size > self.limits.max_bytes
-            {
-                let why = format!(
-                    "the hub's queue for {target} is full ({} messages, {} bytes; the limits are {} and {}); \
-                     wait for {target} to come back, or raise queue_max_messages / queue_max_bytes in the hub's [hub_server]",
-                    depth.messages, depth.bytes, self.limits.max_messages, self.limits.max_bytes
-                );
-                return Err((ForwardRefusal::QuotaExceeded, why));
-            }
-        }
-        let made = self
-            .store
-            .enqueue(&forward.message, &by_host, Timestamp::now())
-            .map_err(|e| {
-                tracing::error!("cannot queue a message: {e}");
-                let why = format!("the hub could not store the message ({e}); it will be retried");
-                (ForwardRefusal::Unavailable, why)
-            })?;
-        for (target, _) in made {
-            let depth = self.depths.entry(target.clone()).or_default();
-            depth.messages += 1;
-            depth.bytes += size;
-            self.pump(&target);
-        }
-        Ok(())
-    }
-
-    fn on_delivered(&mut self, host: &HostName, done: Delivered) {
-        if let Some((_, inflight)) = self.pushed.get_mut(host) {
-            *inflight = inflight.saturating_sub(1);
-        }
-        match self.store.delivered(host, done.seq, &done.gone) {
-            Ok(Some(done)) => {
-                if let Some(depth) = self.depths.get_mut(host) {
-                    depth.messages = depth.messages.saturating_sub(1);
-                    depth.bytes = depth.bytes.saturating_sub(done.bytes);
-                }
-                self.send_receipts(&done.sender, done.receipts);
-            }
-            Ok(None) => {}
-            Err(e) => tracing::error!(%host, "cannot record a delivery: {e}"),
-        }
-        self.refresh_depth(host);
-        self.pump(host);
-    }
-
-    fn send_receipts(&self, sender: &HostName, receipts: Vec<Receipt>) {
-        for receipt in receipts {
-            self.send(sender, Frame::Receipt(receipt));
-        }
-    }
-
-    fn refresh_depth(&mut self, host: &HostName) {
-        if self.depths.get(host).is_some_and(|d| d.messages == 0) {
-            self.depths.remove(host);
-        }
-    }
-
-    /// Pushes queued deliveries to a linked host, up to the window.
-    fn pump(&mut self, host: &HostName) {
-        let Some((last, inflight)) = self.pushed.get(host).copied() else {
-            return;
-        };
-        if inflight >= WINDOW {
-            return;
-        }
-        let batch = match self.store.queued(host, last, WINDOW - inflight) {
-            Ok(batch) => batch,
-            Err(e) => {
-                tracing::error!(%host, "cannot read the host's queue: {e}");
-                return;
-            }
-        };
-        let Some(newest) = batch.last().map(|d| d.seq) else {
-            return;
-        };
-        let count = batch.len();
-        for deliver in batch {
-            self.send(host, Frame::Deliver(deliver));
-        }
-        self.pushed.insert(host.clone(), (newest, inflight + count));
-    }
-
-    fn expire(&mut self) {
+    async fn expire(&mut self) {
         let ttl_ms = u64::try_from(self.limits.ttl.as_millis()).unwrap_or(u64::MAX);
-        let cutoff = Timestamp(Timestamp::now().0.saturating_sub(ttl_ms));
-        match self.store.expire(cutoff) {
-            Ok(dropped) if !dropped.is_empty() => {
-                tracing::warn!(count = dropped.len(), "queued messages expired");
-                for (sender, receipt) in dropped {
+        if let Err(e) = self.store.save_clock() {
+            tracing::error!("cannot keep the hub's running clock: {e}");
+        }
+        let cutoff = Timestamp(self.store.now().0.saturating_sub(ttl_ms));
+        let store = self.store.clone();
+        let expired = tokio::task::spawn_blocking(move || store.expire(cutoff)).await;
+        match expired.unwrap_or_else(|e| Err(crate::store::HubStoreError::Stopped(e.to_string()))) {
+            Ok(expired) => {
+                if !expired.receipts.is_empty() {
+                    tracing::warn!(count = expired.receipts.len(), "queued messages expired");
+                }
+                for (sender, receipt) in expired.receipts {
                     self.send(&sender, Frame::Receipt(receipt));
                 }
-                match self.store.depths() {
-                    Ok(depths) => self.depths = depths,
-                    Err(e) => tracing::error!("cannot count the queues: {e}"),
+                for (host, bytes) in expired.freed {
+                    if let Some(depth) = self.depths.get_mut(&host) {
+                        depth.messages = depth.messages.saturating_sub(1);
+                        depth.bytes = depth.bytes.saturating_sub(bytes);
+                    }
+                    self.refresh_depth(&host);
                 }
             }
-            Ok(_) => {}
             Err(e) => tracing::error!("cannot expire queued messages: {e}"),
+        }
+        self.forget_hosts();
+        match self.store.forget_handled(cutoff.0) {
+            Ok(0) => {}
+            Ok(count) => tracing::debug!(count, "handled messages forgotten"),
+            Err(e) => tracing::error!("cannot forget handled messages: {e}"),
         }
     }
 }

@@ -1,0 +1,86 @@
+//! Deliveries in the hub's core: pushing a linked host's queue to it
+//! within its [`DeliveryWindow`](super::window::DeliveryWindow) (bounded in
+//! count and bytes), and a host's acknowledgement taking a delivery off its
+//! queue with the receipts for the sender's host.
+
+use flotilla_actors::federation::{Delivered, Frame, Receipt};
+use flotilla_actors::names::HostName;
+
+use super::CoreState;
+use crate::outbound::OutboundError;
+
+impl CoreState {
+    pub(super) fn on_delivered(&mut self, host: &HostName, done: Delivered) {
+        if let Some(window) = self.pushed.get_mut(host) {
+            window.acked(done.seq);
+        }
+        match self.store.delivered(host, done.seq, &done.gone) {
+            Ok(Some(done)) => {
+                if let Some(depth) = self.depths.get_mut(host) {
+                    depth.messages = depth.messages.saturating_sub(1);
+                    depth.bytes = depth.bytes.saturating_sub(done.bytes);
+                }
+                self.send_receipts(&done.sender, done.receipts);
+            }
+            Ok(None) => {}
+            Err(e) => tracing::error!(%host, "cannot record a delivery: {e}"),
+        }
+        self.refresh_depth(host);
+        self.pump(host);
+    }
+
+    pub(super) fn send_receipts(&self, sender: &HostName, receipts: Vec<Receipt>) {
+        for receipt in receipts {
+            self.send(sender, Frame::Receipt(receipt));
+        }
+    }
+
+    pub(super) fn refresh_depth(&mut self, host: &HostName) {
+        if self.depths.get(host).is_some_and(|d| d.messages == 0) {
+            self.depths.remove(host);
+        }
+    }
+
+    /// Pushes queued deliveries to a linked host, up to the window.
+    pub(super) fn pump(&mut self, host: &HostName) {
+        let (Some(window), Some(link)) = (self.pushed.get_mut(host), self.links.get(host)) else {
+            return;
+        };
+        let room = window.room();
+        if room == 0 {
+            return;
+        }
+        let batch = match self.store.queued(host, window.last(), room) {
+            Ok(batch) => batch,
+            Err(e) => {
+                tracing::error!(%host, "cannot read the host's queue: {e}");
+                return;
+            }
+        };
+        for deliver in batch {
+            let seq = deliver.seq;
+            let bytes = match link.tx.encode(&Frame::Deliver(deliver)) {
+                Ok(bytes) => bytes,
+                Err(e) => {
+                    tracing::warn!(%host, seq, "a delivery cannot be sent: {e}");
+                    return;
+                }
+            };
+            if !window.admits(bytes.len()) {
+                return;
+            }
+            window.pushed(seq, bytes.len());
+            match link.tx.send_encoded(bytes) {
+                Ok(()) => {}
+                Err(OutboundError::Closed) => {
+                    tracing::debug!(%host, "not sent: the link has ended");
+                    return;
+                }
+                Err(e) => {
+                    tracing::warn!(%host, "not sent: {e}");
+                    return;
+                }
+            }
+        }
+    }
+}
