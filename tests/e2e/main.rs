@@ -9,6 +9,7 @@ mod command_line;
 mod config_command;
 mod control_limits;
 mod crash;
+mod crash_points;
 mod daemon;
 mod discovery;
 mod disk_full;

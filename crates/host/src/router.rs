@@ -334,6 +334,9 @@ async fn deliver(
                     .await
                     .map(|o| send_reply(id, o))
                     .map_err(store_error);
+                if sent.is_ok() {
+                    crate::crash_point::reached(&ctx, "send.stored");
+                }
                 let sent = match sent {
                     Ok(r) if r.recipients.iter().any(|p| !ctx.is_local(p)) => {
                         crate::verdict::await_hub(&ctx, r).await

@@ -318,12 +318,15 @@ impl Link<'_> {
                     .submit_delivery(deliver)
                     .await
                     .map_err(store)?;
+                let ctx = self.ctx.clone();
                 self.after(async move {
                     let gone = stored.await?;
+                    crate::crash_point::reached(&ctx, "delivery.stored");
                     Ok(Frame::Delivered(Delivered { seq, id, gone }))
                 });
             }
             Frame::Forwarded(verdict) => {
+                crate::crash_point::reached(&self.ctx, "forward.answered");
                 match &verdict.outcome {
                     ForwardOutcome::Refused { code, .. } if code.is_transient() => {
                         self.resend.refused(std::time::Instant::now());

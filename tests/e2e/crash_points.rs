@@ -1,0 +1,102 @@
+//! Issue 13, point 9: `kill -9` at each stage of a send, made exact with
+//! the daemon's crash points (test hooks only: `FLOTILLA_TEST_CRASH_AT`
+//! makes the daemon exit at once, without cleaning up, when it reaches the
+//! named step). A careful client retries with the same id; each message
+//! then arrives exactly once, whichever step the crash came after:
+//! - `send.stored`: the message is on disk, its acknowledgement not sent;
+//! - `forward.answered` (sending host): the hub has it, the host has not
+//!   recorded the hub's answer;
+//! - `delivery.stored` (receiving host): it is in the inbox, the hub has
+//!   not heard so.
+
+use flotilla_tests::federation::{PATIENCE, wait_link};
+use flotilla_tests::{TestHome, wait_until};
+
+use crate::federation::{bodies, collect, inbox, outbox_states, two_hosts};
+
+const CRASH_AT: &str = "FLOTILLA_TEST_CRASH_AT";
+
+/// Restarts `host`'s daemon set to crash at `point`.
+fn arm(host: &mut TestHome, name: &str, point: &str) {
+    host.signal_daemon("TERM");
+    host.env.push((CRASH_AT.into(), point.into()));
+    host.spawn_daemon(name);
+}
+
+/// Waits for the armed daemon to have crashed, then starts it normally.
+fn crashed_then_restart(host: &mut TestHome, name: &str) {
+    wait_until("the daemon to crash at its point", PATIENCE, || {
+        !host.run(&["host", "status"]).status.success()
+    });
+    host.env.retain(|(k, _)| k != CRASH_AT);
+    host.spawn_daemon(name);
+}
+
+#[test]
+fn a_crash_after_the_store_before_the_acknowledgement_keeps_the_message_once() {
+    let mut home = TestHome::new();
+    home.spawn_daemon("h");
+    home.ok(&["peer", "join", "a", "-g", "g"]);
+    home.ok(&["peer", "join", "b", "-g", "g"]);
+    arm(&mut home, "h", "send.stored");
+    let first = home.run(&["send", "--as", "a", "--to", "b", "--id", "m1", "once"]);
+    assert!(!first.status.success(), "no acknowledgement came");
+    crashed_then_restart(&mut home, "h");
+    let again = home.json(&["send", "--as", "a", "--to", "b", "--id", "m1", "once"]);
+    assert_eq!(
+        again["duplicate"], true,
+        "the retry finds it stored: {again}"
+    );
+    assert_eq!(bodies(&inbox(&home, "b")), ["once"]);
+}
+
+#[test]
+fn a_crash_of_the_sender_after_the_hubs_answer_delivers_once() {
+    let (_hub, _server, mut laptop, work) = two_hosts("");
+    arm(&mut laptop, "laptop", "forward.answered");
+    wait_link(&laptop, "the armed laptop to link", |l| {
+        l["state"] == "connected"
+    });
+    let _ = laptop.run(&[
+        "send",
+        "--as",
+        "lead",
+        "--to",
+        "work/builder",
+        "--id",
+        "f1",
+        "f1",
+    ]);
+    crashed_then_restart(&mut laptop, "laptop");
+    let got = collect(&work, "builder", 1);
+    assert_eq!(bodies(&got), ["f1"]);
+    wait_until("the outbox to show the delivery", PATIENCE, || {
+        outbox_states(&laptop, "lead") == ["work/builder=delivered"]
+    });
+    assert!(inbox(&work, "builder").is_empty(), "once");
+}
+
+#[test]
+fn a_crash_of_the_receiver_after_storing_a_delivery_keeps_it_once() {
+    let (_hub, _server, laptop, mut work) = two_hosts("");
+    arm(&mut work, "work", "delivery.stored");
+    wait_link(&work, "the armed work to link", |l| {
+        l["state"] == "connected"
+    });
+    laptop.ok(&[
+        "send",
+        "--as",
+        "lead",
+        "--to",
+        "work/builder",
+        "--id",
+        "d1",
+        "d1",
+    ]);
+    crashed_then_restart(&mut work, "work");
+    wait_link(&work, "work to link again", |l| l["state"] == "connected");
+    wait_until("the outbox to show the delivery", PATIENCE, || {
+        outbox_states(&laptop, "lead") == ["work/builder=delivered"]
+    });
+    assert_eq!(bodies(&inbox(&work, "builder")), ["d1"], "stored once");
+}
