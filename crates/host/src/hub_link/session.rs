@@ -326,7 +326,7 @@ impl Link<'_> {
                 });
             }
             Frame::Forwarded(verdict) => {
-                crate::crash_point::reached(&self.ctx, "forward.answered");
+                crate::crash_point::reached(self.ctx, "forward.answered");
                 match &verdict.outcome {
                     ForwardOutcome::Refused { code, .. } if code.is_transient() => {
                         self.resend.refused(std::time::Instant::now());
