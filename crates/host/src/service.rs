@@ -68,22 +68,48 @@ pub struct ServiceFile {
     pub path: PathBuf,
     /// Its text.
     pub contents: String,
-    /// Commands the user runs to enable it.
-    pub enable: Vec<String>,
+    /// Commands that enable and start it (what `--enable` runs, else
+    /// what the user is told to run), each as its arguments.
+    pub enable: Vec<Vec<String>>,
+    /// Advice beyond those commands.
+    pub notes: Vec<String>,
     /// Commands the user runs before removing it.
     pub disable: Vec<String>,
 }
 
+/// Where the user's environment says things are: the service manager's
+/// places and the PATH the service gets.
+#[derive(Debug, Clone)]
+pub struct UserEnv {
+    /// The user's home directory.
+    pub home: PathBuf,
+    /// `XDG_CONFIG_HOME`, when set (systemd looks for user units there).
+    pub config_home: Option<PathBuf>,
+    /// The PATH the service runs with.
+    pub path: String,
+}
+
+/// Whether `exe` sits in a cargo build directory (`target/debug`,
+/// `target/release`, `target/TRIPLE/release`...): a `cargo clean` or a
+/// rebuild would take a service's binary away.
+pub fn in_build_tree(exe: &Path) -> bool {
+    let parts: Vec<_> = exe.components().map(|c| c.as_os_str()).collect();
+    parts.windows(2).any(|w| {
+        w[0] == "target"
+            && (w[1] == "debug" || w[1] == "release" || w[1].to_string_lossy().contains('-'))
+    })
+}
+
 /// Renders the service file that runs `exe host run` (or `hub run`) for
-/// `home`. `user_home` is the user's home directory (where service managers
-/// look).
+/// `home`, for the user `user` describes.
 pub fn render(
     role: ServiceRole,
     platform: Platform,
     exe: &Path,
     home: &Home,
-    user_home: &Path,
+    user: &UserEnv,
 ) -> ServiceFile {
+    let user_home = user.home.as_path();
     let mut args = vec![exe.display().to_string()];
     if let Some(root) = &home.root {
         args.push("--home".into());
@@ -105,15 +131,26 @@ pub fn render(
             let contents = SYSTEMD_TEMPLATE
                 .replace("{{WHAT}}", role.what())
                 .replace("{{LABEL}}", &home.label())
-                .replace("{{EXEC}}", &exec.join(" "));
+                .replace("{{EXEC}}", &exec.join(" "))
+                .replace("{{PATH}}", &systemd_quote(&format!("PATH={}", user.path)));
+            let units = match &user.config_home {
+                Some(c) if c.is_absolute() => c.join("systemd/user"),
+                _ => user_home.join(".config/systemd/user"),
+            };
+            let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
             ServiceFile {
                 platform,
-                path: user_home.join(".config/systemd/user").join(&name),
+                path: units.join(&name),
                 enable: vec![
-                    "systemctl --user daemon-reload".into(),
-                    format!("systemctl --user enable --now {name}"),
+                    argv(&["systemctl", "--user", "daemon-reload"]),
+                    argv(&["systemctl", "--user", "enable", "--now", &name]),
                 ],
                 disable: vec![format!("systemctl --user disable --now {name}")],
+                notes: vec![
+                    "to keep it running while you are logged out, and start it at boot: \
+                     loginctl enable-linger $USER"
+                        .into(),
+                ],
                 name,
                 contents,
             }
@@ -135,16 +172,21 @@ pub fn render(
             let contents = LAUNCHD_TEMPLATE
                 .replace("{{SERVICE}}", &name)
                 .replace("{{ARGS}}", &items.join("\n"))
-                .replace("{{STDERR}}", &xml_escape(&stderr));
+                .replace("{{STDERR}}", &xml_escape(&stderr))
+                .replace("{{PATH}}", &xml_escape(&user.path));
             let path = user_home
                 .join("Library/LaunchAgents")
                 .join(format!("{name}.plist"));
+            let uid = rustix::process::getuid().as_raw();
             ServiceFile {
                 platform,
-                enable: vec![format!(
-                    "launchctl bootstrap gui/$(id -u) {}",
-                    path.display()
-                )],
+                enable: vec![vec![
+                    "launchctl".into(),
+                    "bootstrap".into(),
+                    format!("gui/{uid}"),
+                    path.display().to_string(),
+                ]],
+                notes: Vec::new(),
                 disable: vec![format!("launchctl bootout gui/$(id -u) {}", path.display())],
                 path,
                 name,
@@ -196,6 +238,79 @@ fn short_hash(s: &str) -> u32 {
 mod tests {
     use super::*;
 
+    fn user(home: &str) -> UserEnv {
+        UserEnv {
+            home: home.into(),
+            config_home: None,
+            path: "/home/u/.local/bin:/usr/bin".into(),
+        }
+    }
+
+    #[test]
+    fn the_unit_carries_path_honours_xdg_and_waits_for_no_network_target() {
+        let home = Home::at("/srv/h");
+        let mut env = user("/home/u");
+        env.config_home = Some("/home/u/.cfg".into());
+        let unit = render(
+            ServiceRole::Host,
+            Platform::Systemd,
+            Path::new("/usr/bin/flotilla"),
+            &home,
+            &env,
+        );
+        assert!(
+            unit.path.starts_with("/home/u/.cfg/systemd/user"),
+            "{}",
+            unit.path.display()
+        );
+        assert!(
+            unit.contents
+                .contains("Environment=\"PATH=/home/u/.local/bin:/usr/bin\""),
+            "{}",
+            unit.contents
+        );
+        assert!(
+            !unit.contents.contains("After=network-online.target"),
+            "{}",
+            unit.contents
+        );
+        assert!(
+            unit.notes
+                .iter()
+                .any(|n| n.contains("loginctl enable-linger"))
+        );
+        assert_eq!(
+            unit.enable[1],
+            ["systemctl", "--user", "enable", "--now", unit.name.as_str()]
+        );
+        let agent = render(
+            ServiceRole::Host,
+            Platform::Launchd,
+            Path::new("/usr/bin/flotilla"),
+            &home,
+            &env,
+        );
+        assert!(
+            agent
+                .contents
+                .contains("<key>PATH</key>\n    <string>/home/u/.local/bin:/usr/bin</string>"),
+            "{}",
+            agent.contents
+        );
+    }
+
+    #[test]
+    fn a_binary_in_a_cargo_build_directory_is_recognised() {
+        assert!(in_build_tree(Path::new(
+            "/w/flotilla/target/debug/flotilla"
+        )));
+        assert!(in_build_tree(Path::new(
+            "/w/target/x86_64-unknown-linux-gnu/release/flotilla"
+        )));
+        assert!(!in_build_tree(Path::new("/usr/local/bin/flotilla")));
+        assert!(!in_build_tree(Path::new("/home/u/.cargo/bin/flotilla")));
+    }
+
     #[test]
     fn systemd_unit_runs_the_daemon_for_the_home() {
         let home = Home::at("/srv/my home");
@@ -204,7 +319,7 @@ mod tests {
             Platform::Systemd,
             Path::new("/usr/bin/flotilla"),
             &home,
-            Path::new("/home/u"),
+            &user("/home/u"),
         );
         assert!(unit.name.starts_with("flotilla-host-") && unit.name.ends_with(".service"));
         assert!(unit.path.starts_with("/home/u/.config/systemd/user"));
@@ -227,7 +342,7 @@ mod tests {
             Platform::Launchd,
             Path::new("/opt/flotilla"),
             &home,
-            Path::new("/Users/u"),
+            &user("/Users/u"),
         );
         assert!(agent.path.starts_with("/Users/u/Library/LaunchAgents"));
         assert!(agent.contents.contains("<string>/opt/flotilla</string>"));
@@ -259,7 +374,7 @@ mod tests {
             Platform::Systemd,
             Path::new("/bin/flotilla"),
             &home,
-            Path::new("/h"),
+            &user("/h"),
         );
         assert_eq!(unit.name, "flotilla-host.service");
         let hub = render(
@@ -267,7 +382,7 @@ mod tests {
             Platform::Systemd,
             Path::new("/bin/flotilla"),
             &home,
-            Path::new("/h"),
+            &user("/h"),
         );
         assert_eq!(hub.name, "flotilla-hub.service");
         assert!(

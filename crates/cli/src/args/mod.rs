@@ -364,6 +364,12 @@ pub(crate) struct ServiceArgs {
     /// Print what would be written or removed, and change nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+    /// The flotilla binary the service runs (default: this one, refused when it sits in a cargo build directory).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) binary: Option<PathBuf>,
+    /// After writing the file, enable and start the service now (systemctl --user enable --now, launchctl bootstrap).
+    #[arg(long)]
+    pub(crate) enable: bool,
 }
 
 #[cfg(test)]

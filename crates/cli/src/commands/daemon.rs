@@ -8,12 +8,11 @@ use flotilla_actors::names::HostName;
 use flotilla_actors::protocol::{HostStatusArgs, HostStatusReply, ShutdownArgs};
 use flotilla_host::client::ControlClient;
 use flotilla_host::daemon::{self as host_daemon, DaemonOptions};
-use flotilla_host::service::{self, Platform};
 use serde_json::json;
 
 use super::Env;
 use super::daemon_settings::{self, Settings};
-use crate::args::{RunArgs, ServiceArgs, UpArgs};
+use crate::args::{RunArgs, UpArgs};
 use crate::exit::{CONFLICT, CliError, FAILED, OK, UNAVAILABLE, USAGE};
 use crate::output::{self, StdoutError, out, outln};
 
@@ -309,81 +308,6 @@ pub(crate) async fn status(env: &Env) -> Result<u8> {
         output::json(&reply)?;
     } else {
         out!("{}", output::host_status(&reply))?;
-    }
-    Ok(OK)
-}
-
-fn service_file(env: &Env, role: service::ServiceRole) -> Result<service::ServiceFile> {
-    let exe = std::env::current_exe().context("cannot find the flotilla executable")?;
-    let user_home = std::env::var_os("HOME")
-        .map(std::path::PathBuf::from)
-        .ok_or_else(|| {
-            CliError::usage(
-                "HOME is not set",
-                "service files go under your home directory; set HOME",
-            )
-        })?;
-    Ok(service::render(
-        role,
-        Platform::current(),
-        &exe,
-        &env.home,
-        &user_home,
-    ))
-}
-
-pub(crate) fn install(env: &Env, args: ServiceArgs, role: service::ServiceRole) -> Result<u8> {
-    let file = service_file(env, role)?;
-    if !args.dry_run {
-        service::install(&file).with_context(|| format!("cannot write {}", file.path.display()))?;
-    }
-    if env.json {
-        output::json(
-            &json!({"schema": "flotilla.service.v1", "action": "install", "dry_run": args.dry_run,
-            "name": file.name, "path": file.path, "contents": file.contents, "next": file.enable}),
-        )?;
-    } else if args.dry_run {
-        outln!("would write {}:\n\n{}", file.path.display(), file.contents)?;
-    } else {
-        outln!(
-            "wrote {}\nto start it now and at every login, run:",
-            file.path.display()
-        )?;
-        for step in &file.enable {
-            outln!("  {step}")?;
-        }
-    }
-    Ok(OK)
-}
-
-pub(crate) fn uninstall(env: &Env, args: ServiceArgs, role: service::ServiceRole) -> Result<u8> {
-    let file = service_file(env, role)?;
-    let existed = if args.dry_run {
-        file.path.exists()
-    } else {
-        service::uninstall(&file)
-            .with_context(|| format!("cannot remove {}", file.path.display()))?
-    };
-    if env.json {
-        output::json(
-            &json!({"schema": "flotilla.service.v1", "action": "uninstall", "dry_run": args.dry_run,
-            "name": file.name, "path": file.path, "existed": existed, "next": file.disable}),
-        )?;
-    } else if !existed {
-        outln!("nothing to remove: {} does not exist", file.path.display())?;
-    } else {
-        let verb = if args.dry_run {
-            "would remove"
-        } else {
-            "removed"
-        };
-        outln!(
-            "{verb} {}; if it was running, also run:",
-            file.path.display()
-        )?;
-        for step in &file.disable {
-            outln!("  {step}")?;
-        }
     }
     Ok(OK)
 }

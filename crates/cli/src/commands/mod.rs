@@ -17,6 +17,7 @@ mod logs;
 pub(crate) mod mail;
 mod manual;
 mod peers;
+mod service_unit;
 mod session;
 
 use std::io::Read;
@@ -60,10 +61,14 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Restart => daemon::restart(&env).await,
         Command::Host(HostCommand::Run(a)) => daemon::run(&env, a).await,
         Command::Host(HostCommand::Status) => daemon::status(&env).await,
-        Command::Host(HostCommand::Install(a)) => daemon::install(&env, a, ServiceRole::Host),
-        Command::Host(HostCommand::Uninstall(a)) => daemon::uninstall(&env, a, ServiceRole::Host),
-        Command::Hub(HubCommand::Install(a)) => daemon::install(&env, a, ServiceRole::Hub),
-        Command::Hub(HubCommand::Uninstall(a)) => daemon::uninstall(&env, a, ServiceRole::Hub),
+        Command::Host(HostCommand::Install(a)) => service_unit::install(&env, a, ServiceRole::Host),
+        Command::Host(HostCommand::Uninstall(a)) => {
+            service_unit::uninstall(&env, a, ServiceRole::Host)
+        }
+        Command::Hub(HubCommand::Install(a)) => service_unit::install(&env, a, ServiceRole::Hub),
+        Command::Hub(HubCommand::Uninstall(a)) => {
+            service_unit::uninstall(&env, a, ServiceRole::Hub)
+        }
         Command::Peer(c) => peers::peer(&env, c).await,
         Command::Peers(a) => peers::list(&env, a).await,
         Command::Roster(a) => peers::roster(&env, a.all).await,
