@@ -41,4 +41,5 @@ mod remote_lanes;
 mod service;
 mod sessions;
 mod sessions_live;
+mod tables;
 mod vendor_lanes;

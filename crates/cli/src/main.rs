@@ -12,6 +12,7 @@ mod mcp;
 mod output;
 mod shim;
 mod shim_reaper;
+mod table;
 mod verbosity;
 
 use std::process::ExitCode;

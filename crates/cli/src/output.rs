@@ -92,46 +92,44 @@ pub(crate) fn peers(peers: &[PeerView]) -> String {
     if peers.is_empty() {
         return "no peers share a group with you\n".into();
     }
-    let mut out = format!(
-        "{:<32} {:<8} {:<10} {:<7} GROUPS\n",
-        "PEER", "KIND", "PRODUCT", "STATE"
-    );
+    let mut t = crate::table::new(&["PEER", "KIND", "PRODUCT", "STATE", "GROUPS"]);
     for p in peers {
-        let _ = writeln!(
-            out,
-            "{:<32} {:<8} {:<10} {:<7} {}",
+        t.add_row([
             p.id.to_string(),
             p.kind.to_string(),
             or_dash(p.product.as_deref()),
-            p.state,
-            groups(p)
-        );
+            p.state.to_string(),
+            groups(p),
+        ]);
     }
-    out
+    crate::table::render(&t)
 }
 
 /// The roster as a table.
 pub(crate) fn roster(r: &RosterReply) -> String {
     let mut out = format!("host {} — {} peer(s)\n", r.host, r.peers.len());
-    let _ = writeln!(
-        out,
-        "{:<32} {:<8} {:<10} {:<7} {:>6} {:<25} GROUPS",
-        "PEER", "KIND", "PRODUCT", "STATE", "INBOX", "LAST SEEN"
-    );
+    let mut t = crate::table::new(&[
+        "PEER",
+        "KIND",
+        "PRODUCT",
+        "STATE",
+        "INBOX",
+        "LAST SEEN",
+        "GROUPS",
+    ]);
     for p in &r.peers {
         let g: Vec<&str> = p.groups.iter().map(|g| g.as_str()).collect();
-        let _ = writeln!(
-            out,
-            "{:<32} {:<8} {:<10} {:<7} {:>6} {:<25} {}",
+        t.add_row([
             p.id.to_string(),
             p.kind.to_string(),
             or_dash(p.product.as_deref()),
-            p.state,
-            p.inbox_depth,
+            p.state.to_string(),
+            p.inbox_depth.to_string(),
             or_dash(p.last_seen),
-            g.join(",")
-        );
+            g.join(","),
+        ]);
     }
+    out.push_str(&crate::table::render(&t));
     out
 }
 
