@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use flotilla_actors::federation::{Delivered, ForwardOutcome, Frame, RosterDelta};
 use flotilla_tests::federation::{PATIENCE, host_home, hub_home, run_hub};
-use flotilla_tests::{stop_child, wait_until};
+use flotilla_tests::{TestHome, stop_child, wait_until};
 
 use crate::federation_rules::{forward, hub_peer_ids, liar_session_with, peer, verdict};
 use crate::hub_receipts::{link_with_peer, next_delivery};
@@ -29,14 +29,30 @@ fn state_of(hub: &flotilla_tests::TestHome, host: &str) -> String {
         .unwrap_or_default()
 }
 
-#[test]
-fn issue_13_the_hubs_downtime_does_not_count_against_the_ttl() {
-    let ttl = Duration::from_secs(2);
+/// A hub home with `setting` (`KEY = VALUE`) in its `[hub_server]`.
+fn hub_with(setting: &str) -> (TestHome, String) {
     let (hub, addr) = hub_home();
     let config = std::fs::read_to_string(hub.path().join("config.toml")).expect("config");
-    let config = config.replace("[hub_server]\n", "[hub_server]\nqueue_ttl_secs = 2\n");
-    assert!(config.contains("queue_ttl_secs = 2"), "{config}");
+    let config = config.replace("[hub_server]\n", &format!("[hub_server]\n{setting}\n"));
+    assert!(config.contains(setting), "{config}");
     hub.write_config(&config);
+    (hub, addr)
+}
+
+/// A hub with `setting` holding `body` from laptop/lead for work/builder
+/// (work offline), then stopped; returns the hub, its address, the two
+/// host homes and the runtime the links ran on.
+fn queued_for_offline_work_then_stopped(
+    setting: &str,
+    body: &str,
+) -> (
+    TestHome,
+    String,
+    TestHome,
+    TestHome,
+    tokio::runtime::Runtime,
+) {
+    let (hub, addr) = hub_with(setting);
     let mut server = run_hub(&hub);
     let (laptop, work) = (
         host_home(&hub, "laptop", &addr),
@@ -59,10 +75,18 @@ fn issue_13_the_hubs_downtime_does_not_count_against_the_ttl() {
         wait_until("work offline at the hub", PATIENCE, || {
             state_of(&hub, "work") == "offline"
         });
-        let queued = forward("laptop/lead", "work/builder", None, "waits");
+        let queued = forward("laptop/lead", "work/builder", None, body);
         assert_eq!(verdict(&mut sender, queued).await, ForwardOutcome::Queued);
     });
     stop_child(&mut server);
+    (hub, addr, laptop, work, runtime)
+}
+
+#[test]
+fn issue_13_the_hubs_downtime_does_not_count_against_the_ttl() {
+    let ttl = Duration::from_secs(2);
+    let (hub, addr, _laptop, work, runtime) =
+        queued_for_offline_work_then_stopped("queue_ttl_secs = 2", "waits");
     // The hub is down for longer than its TTL (the wall clock moves on).
     let stopped = Instant::now();
     wait_until("the hub down past its TTL", PATIENCE, || {
@@ -82,14 +106,7 @@ fn issue_13_the_hubs_downtime_does_not_count_against_the_ttl() {
 /// does not read, again at every link.
 #[test]
 fn issue_13_a_queue_of_large_messages_is_delivered_within_the_links_byte_bound() {
-    let (hub, addr) = hub_home();
-    let config = std::fs::read_to_string(hub.path().join("config.toml")).expect("config");
-    let config = config.replace(
-        "[hub_server]\n",
-        "[hub_server]\nlink_queue_bytes = 1048576\n",
-    );
-    assert!(config.contains("link_queue_bytes = 1048576"), "{config}");
-    hub.write_config(&config);
+    let (hub, addr) = hub_with("link_queue_bytes = 1048576");
     let _server = run_hub(&hub);
     let (laptop, work) = (
         host_home(&hub, "laptop", &addr),
@@ -153,39 +170,8 @@ fn issue_13_a_queue_of_large_messages_is_delivered_within_the_links_byte_bound()
 /// starts (or sweeps) after that long forgets it, and says so in its log.
 #[test]
 fn issue_13_a_host_away_past_the_retention_is_forgotten() {
-    let (hub, addr) = hub_home();
-    let config = std::fs::read_to_string(hub.path().join("config.toml")).expect("config");
-    let config = config.replace(
-        "[hub_server]\n",
-        "[hub_server]\nforget_hosts_after_secs = 2\n",
-    );
-    assert!(config.contains("forget_hosts_after_secs = 2"), "{config}");
-    hub.write_config(&config);
-    let mut server = run_hub(&hub);
-    let (laptop, work) = (
-        host_home(&hub, "laptop", &addr),
-        host_home(&hub, "work", &addr),
-    );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
-        let recipient = link_with_peer(&work, &addr, "work/builder").await;
-        let mut sender = link_with_peer(&laptop, &addr, "laptop/lead").await;
-        wait_until("both peers at the hub", PATIENCE, || {
-            let ids = hub_peer_ids(&hub);
-            ids.contains(&"laptop/lead".to_owned()) && ids.contains(&"work/builder".to_owned())
-        });
-        drop(recipient);
-        wait_until("work offline at the hub", PATIENCE, || {
-            state_of(&hub, "work") == "offline"
-        });
-        let queued = forward("laptop/lead", "work/builder", None, "never taken");
-        assert_eq!(verdict(&mut sender, queued).await, ForwardOutcome::Queued);
-    });
-    stop_child(&mut server);
+    let (hub, _addr, _laptop, _work, _runtime) =
+        queued_for_offline_work_then_stopped("forget_hosts_after_secs = 2", "never taken");
     let stopped = Instant::now();
     wait_until("work away past the retention", PATIENCE, || {
         stopped.elapsed() > Duration::from_secs(3)

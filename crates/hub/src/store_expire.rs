@@ -41,20 +41,8 @@ impl HubStore {
             let Ok(host) = HostName::new(&host) else {
                 continue;
             };
-            let Some(q) = take_queued(&txn, &host, seq, self.now())? else {
-                continue;
-            };
             let reason = format!("expired at the hub: {host} did not come back in time");
-            let sender = q.message.from.host.clone();
-            let made = add_receipts(
-                &txn,
-                &sender,
-                &q.message,
-                vec![(q.to, ReceiptState::Dropped { reason })],
-            )?;
-            out.receipts
-                .extend(made.into_iter().map(|r| (sender.clone(), r)));
-            out.freed.push((host, q.bytes));
+            drop_queued(&txn, &host, seq, self.now(), reason, &mut out)?;
         }
         txn.commit()?;
         Ok(out)
@@ -74,20 +62,7 @@ impl HubStore {
             .collect::<Result<_, _>>()?;
         let mut out = Expired::default();
         for seq in seqs {
-            let Some(q) = take_queued(&txn, host, seq, self.now())? else {
-                continue;
-            };
-            let sender = q.message.from.host.clone();
-            let reason = why.to_owned();
-            let made = add_receipts(
-                &txn,
-                &sender,
-                &q.message,
-                vec![(q.to, ReceiptState::Dropped { reason })],
-            )?;
-            out.receipts
-                .extend(made.into_iter().map(|r| (sender.clone(), r)));
-            out.freed.push((host.clone(), q.bytes));
+            drop_queued(&txn, host, seq, self.now(), why.to_owned(), &mut out)?;
         }
         {
             let mut receipts = txn.open_table(RECEIPTS)?;
@@ -102,4 +77,30 @@ impl HubStore {
         txn.commit()?;
         Ok(out)
     }
+}
+
+/// Takes `host`'s queued delivery `seq` out of the queue, with a `dropped`
+/// receipt saying `reason` for its sender, and counts it in `out`.
+fn drop_queued(
+    txn: &redb::WriteTransaction,
+    host: &HostName,
+    seq: u64,
+    now: Timestamp,
+    reason: String,
+    out: &mut Expired,
+) -> Result<(), HubStoreError> {
+    let Some(q) = take_queued(txn, host, seq, now)? else {
+        return Ok(());
+    };
+    let sender = q.message.from.host.clone();
+    let made = add_receipts(
+        txn,
+        &sender,
+        &q.message,
+        vec![(q.to, ReceiptState::Dropped { reason })],
+    )?;
+    out.receipts
+        .extend(made.into_iter().map(|r| (sender.clone(), r)));
+    out.freed.push((host.clone(), q.bytes));
+    Ok(())
 }
