@@ -165,6 +165,14 @@ fn peers_on_three_hosts_reach_each_other_only_within_their_groups() {
 /// A hub (with `hub_server_extra` in its `[hub_server]`), `laptop` with
 /// `lead` and `work` with `builder`, both in `proj`, once lead sees builder.
 pub(crate) fn two_hosts(hub_server_extra: &str) -> (TestHome, Running, TestHome, TestHome) {
+    two_hosts_with(hub_server_extra, "")
+}
+
+/// [`two_hosts`], with `laptop_extra` (top-level keys) in laptop's config.
+pub(crate) fn two_hosts_with(
+    hub_server_extra: &str,
+    laptop_extra: &str,
+) -> (TestHome, Running, TestHome, TestHome) {
     let (hub, addr) = hub_home();
     let config = std::fs::read_to_string(hub.path().join("config.toml")).expect("config");
     // [hub_server] is the last table `hub init` writes.
@@ -172,6 +180,8 @@ pub(crate) fn two_hosts(hub_server_extra: &str) -> (TestHome, Running, TestHome,
     let server = run_hub(&hub);
     let mut laptop = host_home(&hub, "laptop", &addr);
     let mut work = host_home(&hub, "work", &addr);
+    let config = std::fs::read_to_string(laptop.path().join("config.toml")).expect("config");
+    laptop.write_config(&format!("{laptop_extra}{config}"));
     start(&mut laptop, "laptop");
     start(&mut work, "work");
     laptop.ok(&["peer", "join", "lead", "-g", "proj"]);

@@ -6,7 +6,9 @@
 use flotilla_tests::federation::{PATIENCE, host_home, hub_home, run_hub, wait_link};
 use flotilla_tests::{stop_child, wait_until};
 
-use crate::federation::{bodies, collect, outbox_states, start, two_hosts, wait_visible};
+use crate::federation::{
+    bodies, collect, outbox_states, start, two_hosts, two_hosts_with, wait_visible,
+};
 
 #[test]
 fn issue_13_the_same_id_from_senders_on_two_hosts_and_a_local_one_is_three_messages() {
@@ -83,17 +85,7 @@ fn issue_13_a_peer_renamed_while_the_hub_is_away_keeps_what_it_queued() {
 
 #[test]
 fn issue_13_a_message_over_the_frame_limit_is_refused_and_does_not_wedge_the_link() {
-    let (hub, addr) = hub_home();
-    let mut server = run_hub(&hub);
-    let mut laptop = host_home(&hub, "laptop", &addr);
-    let mut work = host_home(&hub, "work", &addr);
-    let config = std::fs::read_to_string(laptop.path().join("config.toml")).expect("config");
-    laptop.write_config(&format!("max_message_bytes = 16777216\n{config}"));
-    start(&mut laptop, "laptop");
-    start(&mut work, "work");
-    laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
-    work.ok(&["peer", "join", "builder", "-g", "proj"]);
-    wait_visible(&laptop, "lead", "work/builder");
+    let (_hub, mut server, laptop, work) = two_hosts_with("", "max_message_bytes = 16777216\n");
 
     let big = vec![b'x'; 9 * 1024 * 1024];
     let out = laptop.run_with_stdin(&["send", "--as", "lead", "--to", "work/builder", "-"], &big);
@@ -113,18 +105,8 @@ fn issue_13_a_message_over_the_frame_limit_is_refused_and_does_not_wedge_the_lin
 
 #[test]
 fn issue_13_the_queue_to_an_absent_hub_is_bounded_and_refuses_clearly() {
-    let (hub, addr) = hub_home();
-    let mut server = run_hub(&hub);
-    let mut laptop = host_home(&hub, "laptop", &addr);
-    let mut work = host_home(&hub, "work", &addr);
-    let config = std::fs::read_to_string(laptop.path().join("config.toml")).expect("config");
-    laptop.write_config(&format!("outbox_max_messages = 2\n{config}"));
-    start(&mut laptop, "laptop");
-    start(&mut work, "work");
-    laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
+    let (hub, mut server, laptop, work) = two_hosts_with("", "outbox_max_messages = 2\n");
     laptop.ok(&["peer", "join", "near", "-g", "proj"]);
-    work.ok(&["peer", "join", "builder", "-g", "proj"]);
-    wait_visible(&laptop, "lead", "work/builder");
     stop_child(&mut server);
     wait_link(&laptop, "the link to go down", |l| {
         l["state"] != "connected"
