@@ -61,7 +61,24 @@ fn read(path: &Path) -> Result<Option<String>> {
     }
 }
 
-fn key_error(e: KeyError) -> anyhow::Error {
+/// config.toml's text; empty when it does not exist (the defaults apply).
+pub(crate) fn read_text(path: &Path) -> Result<String> {
+    Ok(read(path)?.unwrap_or_default())
+}
+
+/// Replaces config.toml with `text`: written whole to a private (0600)
+/// staging file, then renamed over it, so no reader sees half a file.
+pub(crate) fn replace_file(path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let staging = path.with_extension("toml.editing");
+    flotilla_actors::private_file::write(&staging, text.as_bytes())?;
+    std::fs::rename(&staging, path)?;
+    Ok(())
+}
+
+pub(crate) fn key_error(e: KeyError) -> anyhow::Error {
     let (code, hint) = match &e {
         KeyError::Unknown { .. } => (USAGE, "`flotilla config show` lists every key"),
         KeyError::Invalid { .. } => (USAGE, "docs/config.md gives each key's values"),
@@ -78,25 +95,25 @@ fn key_error(e: KeyError) -> anyhow::Error {
     .into()
 }
 
-/// Each key's value and where it comes from.
+/// Each key's value and where it comes from (the hub's keys only where
+/// this home runs a hub).
 fn entries(text: &str) -> Result<Vec<(String, Option<toml::Value>, &'static str)>> {
-    let mut out = Vec::new();
-    // The hub's keys only where this home runs a hub.
-    let hub = keys::get(text, "hub_server.name")
-        .map_err(key_error)?
-        .0
-        .is_some();
-    let wanted = |k: &String| k != "hub_server" && (hub || !k.starts_with("hub_server."));
-    for key in keys::known_keys().into_iter().filter(wanted) {
-        let (value, in_file) = keys::get(text, &key).map_err(key_error)?;
-        let source = match (&value, in_file) {
-            (_, true) => "file",
-            (Some(_), false) => "default",
-            (None, false) => "unset",
-        };
-        out.push((key, value, source));
-    }
-    Ok(out)
+    let all = keys::values(text).map_err(key_error)?;
+    let hub = all
+        .iter()
+        .any(|(k, v, _)| k == "hub_server.name" && v.is_some());
+    Ok(all
+        .into_iter()
+        .filter(|(k, _, _)| hub || !k.starts_with("hub_server."))
+        .map(|(key, value, in_file)| {
+            let source = match (&value, in_file) {
+                (_, true) => "file",
+                (Some(_), false) => "default",
+                (None, false) => "unset",
+            };
+            (key, value, source)
+        })
+        .collect())
 }
 
 fn json_value(v: &Option<toml::Value>) -> Value {
@@ -150,12 +167,7 @@ fn get(json: bool, text: &str, key: &str) -> Result<()> {
 }
 
 fn write(json: bool, path: &Path, before: &str, edited: &str, key: &str) -> Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let staging = path.with_extension("toml.editing");
-    flotilla_actors::private_file::write(&staging, edited.as_bytes())?;
-    std::fs::rename(&staging, path)?;
+    replace_file(path, edited)?;
     let (previous, _) = keys::get(before, key).map_err(key_error)?;
     let (value, _) = keys::get(edited, key).map_err(key_error)?;
     if json {

@@ -135,20 +135,10 @@ pub(crate) async fn up(env: &Env, args: UpArgs) -> Result<u8> {
 /// Writes the flags given to `up --save` into config.toml.
 fn save(env: &Env, given: &Settings) -> Result<()> {
     let path = &env.home.config_file;
-    let before = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e.into()),
-    };
-    let edited = given.save_into(&before).map_err(|e| CliError {
-        code: USAGE,
-        message: e.to_string(),
-        hint: Some("docs/config.md gives each key's values".to_owned()),
-    })?;
+    let before = super::config::read_text(path)?;
+    let edited = given.save_into(&before).map_err(super::config::key_error)?;
     env.home.prepare()?;
-    let staging = path.with_extension("toml.editing");
-    flotilla_actors::private_file::write(&staging, edited.as_bytes())?;
-    std::fs::rename(&staging, path)?;
+    super::config::replace_file(path, &edited)?;
     if !env.json {
         crate::verbosity::note!("saved the given settings in {}", path.display());
     }

@@ -8,7 +8,7 @@
 //! The comparison and the flags' round trip are pure functions; this
 //! module must not start or stop a daemon (`daemon` does).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use flotilla_host::config::HostConfig;
 use flotilla_host::config::keys::{self, KeyError};
@@ -239,7 +239,7 @@ pub(crate) fn record(home: &Home, given: &Settings) -> anyhow::Result<()> {
         given: given.clone(),
         effective: given.effective(&config),
     };
-    write_private(&record_path(home), &serde_json::to_vec(&record)?)?;
+    flotilla_actors::private_file::write(&record_path(home), &serde_json::to_vec(&record)?)?;
     Ok(())
 }
 
@@ -248,10 +248,6 @@ pub(crate) fn recorded(home: &Home, pid: u32) -> Option<Record> {
     let bytes = std::fs::read(record_path(home)).ok()?;
     let record: Record = serde_json::from_slice(&bytes).ok()?;
     (record.pid == pid).then_some(record)
-}
-
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    flotilla_actors::private_file::write(path, bytes)
 }
 
 #[cfg(test)]

@@ -80,14 +80,32 @@ pub fn check_key(key: &str) -> Result<(), KeyError> {
 /// (`None`: not set and no default, like `hub`). `true` when the file sets it.
 pub fn get(text: &str, key: &str) -> Result<(Option<toml::Value>, bool), KeyError> {
     check_key(key)?;
+    let (effective, in_file) = read(text)?;
+    Ok((lookup(&effective, key), lookup(&in_file, key).is_some()))
+}
+
+/// Every key (as [`known_keys`], without the `hub_server` table itself)
+/// with its effective value and whether the file sets it, read once.
+pub fn values(text: &str) -> Result<Vec<(String, Option<toml::Value>, bool)>, KeyError> {
+    let (effective, in_file) = read(text)?;
+    Ok(known_keys()
+        .into_iter()
+        .filter(|k| k != "hub_server")
+        .map(|k| {
+            let value = lookup(&effective, &k);
+            let set = lookup(&in_file, &k).is_some();
+            (k, value, set)
+        })
+        .collect())
+}
+
+/// The effective config and the file's own keys, as TOML values.
+fn read(text: &str) -> Result<(toml::Value, toml::Value), KeyError> {
     let config = HostConfig::parse(text).map_err(|e| KeyError::Unreadable(e.trim().to_owned()))?;
     let effective =
         toml::Value::try_from(&config).map_err(|e| KeyError::Unreadable(e.to_string()))?;
     let in_file: toml::Table = toml::from_str(text).unwrap_or_default();
-    Ok((
-        lookup(&effective, key),
-        lookup(&toml::Value::Table(in_file), key).is_some(),
-    ))
+    Ok((effective, toml::Value::Table(in_file)))
 }
 
 fn lookup(root: &toml::Value, key: &str) -> Option<toml::Value> {

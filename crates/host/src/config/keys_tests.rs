@@ -99,3 +99,24 @@ fn unset_brings_the_default_back() {
     );
     assert_eq!(get(&edited, "name").expect("name"), (None, false));
 }
+
+#[test]
+fn values_gives_every_key_once_with_its_source() {
+    let all = values(FILE).expect("values");
+    assert_eq!(
+        all.len(),
+        known_keys().len() - 1,
+        "every key but the hub_server table"
+    );
+    let find = |k: &str| all.iter().find(|(key, _, _)| key == k).cloned().expect(k);
+    assert_eq!(
+        find("name"),
+        (
+            "name".into(),
+            Some(toml::Value::String("laptop".into())),
+            true
+        )
+    );
+    assert!(!find("max_message_bytes").2, "a default");
+    assert_eq!(find("hub").1, None);
+}
