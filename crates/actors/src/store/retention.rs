@@ -53,6 +53,9 @@ pub(crate) fn remembered(
     let mut order = txn.open_table(ID_ORDER)?;
     order.insert(next_order(txn)?, (id, from))?;
     let mut excess = order.len()?.saturating_sub(keep);
+    if excess == 0 {
+        return Ok(());
+    }
     let mut oldest = Vec::new();
     for row in order.iter()?.take(FORGET_SCAN) {
         let (k, v) = row?;
