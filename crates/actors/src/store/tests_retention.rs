@@ -91,13 +91,16 @@ async fn a_version_4_store_gets_its_inbox_counts_and_id_order_at_the_upgrade() {
     let path = dir.path().join("s.redb");
     {
         let store = Arc::new(Store::open(&path).expect("create"));
-        let (q, _h) = CommitQueue::start(store.clone(), watch::channel(0).0).expect("queue");
+        let (q, writer) = CommitQueue::start(store.clone(), watch::channel(0).0).expect("queue");
         q.put_peer(peer("h/a", &["g"])).await.expect("a");
         q.put_peer(peer("h/b", &["g"])).await.expect("b");
         for id in ["m1", "m2"] {
             q.accept(msg(id, "h/a", &["h/b"])).await.expect("send");
         }
         drop(q);
+        // The writer thread holds the store until it ends: wait for it, so
+        // the file is closed before it is opened again below.
+        writer.join().expect("the writer ends");
         let txn = store.db().expect("db").begin_write().expect("txn");
         txn.delete_table(super::super::schema::INBOX_DEPTH)
             .expect("drop depth");
