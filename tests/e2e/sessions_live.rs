@@ -93,14 +93,32 @@ fn wait_in_session(home: &TestHome, tmux: &Tmux, what: &str, mut cond: impl FnMu
     );
 }
 
-/// Types `text` into the session once its prompt is up, then Enter.
-fn type_prompt(tmux: &Tmux, ready: &str, text: &str) {
+/// Types `text` into the session once its prompt is up, then Enter. With
+/// `resubmit` (a CLI whose empty prompt shows `ready` again once a prompt
+/// is taken), Enter is pressed again while it does not.
+fn type_prompt(tmux: &Tmux, ready: &str, text: &str, resubmit: bool) {
     wait_until("the CLI's prompt", PATIENCE, || {
         tmux.capture().contains(ready)
     });
     tmux.send_keys(&[text]);
     wait_until("the typed text", PATIENCE, || tmux.capture().contains(text));
-    tmux.send_keys(&["Enter"]);
+    // A TUI under load can take an Enter that follows typed text at once as
+    // part of a paste: until the empty prompt is back, Enter again (an
+    // Enter on an empty prompt does nothing). Bounded: three tries.
+    if !resubmit {
+        tmux.send_keys(&["Enter"]);
+        return;
+    }
+    for _ in 0..3 {
+        tmux.send_keys(&["Enter"]);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while std::time::Instant::now() < deadline {
+            if tmux.capture().contains(ready) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
 }
 
 /// Codex: its user trusts Flotilla's hooks once, in Codex's own review; a
@@ -132,7 +150,7 @@ fn an_idle_codex_session_is_woken_by_a_message() {
         "s1",
         "CODEX-MARK-one from lead",
     ]);
-    type_prompt(&session.tmux, "Ask Codex", "hello there");
+    type_prompt(&session.tmux, "Ask Codex", "hello there", false);
     wait_in_session(
         &home,
         &session.tmux,
@@ -199,7 +217,7 @@ fn next_turn_delivery(cli: CliKind, ready: &str) {
         "waits: {inbox}"
     );
 
-    type_prompt(&session.tmux, ready, "hello there");
+    type_prompt(&session.tmux, ready, "hello there", true);
     wait_in_session(&home, &session.tmux, "the message with the prompt", || {
         carried(&server, "NEXT-MARK-one")
     });
