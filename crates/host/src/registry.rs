@@ -49,6 +49,9 @@ pub enum RegistryMsg {
     PutLanePeer(PeerRecord, Reply<()>),
     /// The remote peers changed: publish the directory again.
     Republish,
+    /// A lane's peer was removed from the store with its lane: forget it
+    /// and publish the directory again.
+    Forget(PeerId, RpcReplyPort<()>),
     /// Check that every session peer's process still runs.
     CheckSessions,
     /// Liveness check from the watchdog.
@@ -127,6 +130,13 @@ impl Actor for Registry {
                 if let Err(e) = state.publish() {
                     tracing::warn!(error = %e, "could not publish the directory");
                 }
+            }
+            RegistryMsg::Forget(id, reply) => {
+                state.last_seen.remove(&id);
+                if let Err(e) = state.publish() {
+                    tracing::warn!(error = %e, "could not publish the directory");
+                }
+                send(reply, ());
             }
             RegistryMsg::CheckSessions => state.check_sessions().await,
             RegistryMsg::Ping(reply) => send(reply, ()),

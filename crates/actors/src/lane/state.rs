@@ -200,15 +200,27 @@ impl LaneRecord {
         Ok(())
     }
 
-    /// Whether the lane should be archived by now: finished, not
-    /// persistent, past its grace period.
+    /// Whether the lane should be archived by now: finished and past its
+    /// grace period. Persistence changes ownership only (as in the
+    /// reference system): a persistent lane is archived too unless it was
+    /// started with no grace period (`--no-auto-archive`), and a message
+    /// brings it back ([`LaneRecord::wake`]).
     pub fn auto_archive_due(&self, now: Timestamp) -> bool {
         match (self.phase, self.finished_at, self.spec.auto_archive_secs) {
-            (LanePhase::Idle, Some(done), Some(grace)) if !self.spec.persistent => {
-                now.0 >= done.0 + grace * 1000
-            }
+            (LanePhase::Idle, Some(done), Some(grace)) => now.0 >= done.0 + grace * 1000,
             _ => false,
         }
+    }
+
+    /// A message arrived for an archived persistent lane: it is idle again,
+    /// so the message can start its turn whether or not the CLI resumes
+    /// sessions. Returns whether it was archived.
+    pub fn wake(&mut self) -> bool {
+        let archived = self.phase == LanePhase::Archived && self.spec.persistent;
+        if archived {
+            self.phase = LanePhase::Idle;
+        }
+        archived
     }
 
     /// Whether the running turn is past its deadline.

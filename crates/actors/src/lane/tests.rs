@@ -99,7 +99,27 @@ fn archive_rules_and_auto_archive() {
         Timestamp(0),
     );
     persistent.finished_at = Some(Timestamp(0));
-    assert!(!persistent.auto_archive_due(Timestamp(1_000_000)));
+    assert!(
+        persistent.auto_archive_due(Timestamp(60_000)),
+        "persistence changes ownership only"
+    );
+    persistent.archive().expect("idle");
+    assert!(persistent.wake(), "a message wakes it");
+    assert_eq!(persistent.phase, LanePhase::Idle);
+    persistent
+        .begin_turn(false, Timestamp(61_000))
+        .expect("a woken lane starts a turn without resuming");
+    let mut kept = LaneRecord::new(
+        LaneSpec {
+            persistent: true,
+            auto_archive_secs: None,
+            ..spec()
+        },
+        Timestamp(0),
+    );
+    kept.finished_at = Some(Timestamp(0));
+    assert!(!kept.auto_archive_due(Timestamp(1_000_000)));
+    assert!(!kept.wake(), "only an archived lane wakes");
 }
 
 #[test]

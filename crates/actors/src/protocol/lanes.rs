@@ -226,3 +226,54 @@ pub struct LaneDoctorReply {
     /// One line per CLI.
     pub clis: Vec<CliCheck>,
 }
+
+/// Arguments of `lane.remove`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaneRemoveArgs {
+    /// The lane.
+    pub name: PeerName,
+    /// Remove it even with an uncollected result or unread messages (they
+    /// are dropped). A running lane is never removed: archive it first.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// Reply of `lane.remove`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaneRemoveReply {
+    /// Schema id: `flotilla.lane-remove.v1`.
+    pub schema: String,
+    /// The removed lane: its name is free again.
+    pub lane: PeerId,
+    /// Unread messages dropped with it (only with `force`).
+    pub dropped_unread: u64,
+}
+
+/// Arguments of `lane.prune`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LanePruneArgs {
+    /// Only archived lanes whose last turn ended (or, with no turn, that
+    /// were created) at least this long ago; none: every archived lane.
+    #[serde(default)]
+    pub older_than_secs: Option<u64>,
+}
+
+/// A lane that `lane.prune` left, and why.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaneKept {
+    /// The lane.
+    pub lane: PeerId,
+    /// Why it stays (`flotilla lane rm --force` removes it anyway).
+    pub reason: String,
+}
+
+/// Reply of `lane.prune`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LanePruneReply {
+    /// Schema id: `flotilla.lane-prune.v1`.
+    pub schema: String,
+    /// The removed lanes.
+    pub removed: Vec<PeerId>,
+    /// Archived lanes old enough that were kept, with the reason.
+    pub kept: Vec<LaneKept>,
+}

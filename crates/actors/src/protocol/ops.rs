@@ -110,6 +110,10 @@ ops! {
     LaneList(LaneListArgs) = "lane.list" -> LaneListReply;
     /// A lane's event log.
     LaneEvents(LaneEventsArgs) = "lane.events" -> LaneEventsReply;
+    /// Remove an idle or archived lane, its events and its peer.
+    LaneRemove(LaneRemoveArgs) = "lane.remove" -> LaneRemoveReply;
+    /// Remove archived lanes.
+    LanePrune(LanePruneArgs) = "lane.prune" -> LanePruneReply;
     /// Which CLIs are installed and usable.
     LaneDoctor(LaneDoctorArgs) = "lane.doctor" -> LaneDoctorReply;
     /// A lane op on another host, through the hub.

@@ -52,6 +52,11 @@ pub(super) enum WriteOp {
         lane: String,
         turn: u32,
     },
+    RemoveLane {
+        name: String,
+        peer: PeerId,
+        force: bool,
+    },
     AppendEvents {
         lane: String,
         turn: u32,
@@ -440,6 +445,9 @@ fn apply(txn: &redb::WriteTransaction, op: WriteOp) -> Result<WriteDone, StoreEr
         WriteOp::WriteLane(w, at) => lanes::write_lane(txn, *w, at).map(WriteDone::Events),
         WriteOp::NoticeSent { lane, turn } => {
             lanes::notice_sent(txn, &lane, turn).map(|()| WriteDone::Nothing)
+        }
+        WriteOp::RemoveLane { name, peer, force } => {
+            lanes::remove_lane(txn, &name, &peer, force).map(WriteDone::Count)
         }
         WriteOp::AppendEvents {
             lane,

@@ -4,12 +4,13 @@
 use redb::{ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 
 use super::commit::{CommitQueue, WriteDone, WriteOp, unexpected};
-use super::schema::{LANE_EVENTS, LANE_NOTICES, LANE_SHELF, LANES};
+use super::schema::{LANE_EVENTS, LANE_NOTICES, LANE_SHELF, LANES, PEERS};
 use super::{Store, StoreError};
 use crate::codec;
 use crate::lane::events::{EventKind, LaneEvent};
 use crate::lane::{LaneRecord, TurnResult};
 use crate::model::Timestamp;
+use crate::names::PeerId;
 
 const RECORD_LIMIT: usize = 16 * 1024 * 1024;
 
@@ -79,6 +80,35 @@ pub(crate) fn write_lane(
 pub(crate) fn notice_sent(txn: &WriteTransaction, lane: &str, turn: u32) -> Result<(), StoreError> {
     txn.open_table(LANE_NOTICES)?.remove((lane, turn))?;
     Ok(())
+}
+
+/// Removes a lane: its record, events, owed notices, put-aside results and
+/// its peer (with the peer's inbox); returns the unread messages dropped.
+/// Refused before anything changes when the peer has unread messages and
+/// `force` is false.
+pub(crate) fn remove_lane(
+    txn: &WriteTransaction,
+    name: &str,
+    peer: &PeerId,
+    force: bool,
+) -> Result<u64, StoreError> {
+    let known = txn
+        .open_table(PEERS)?
+        .get(peer.to_string().as_str())?
+        .is_some();
+    let dropped = if known {
+        super::peers::remove_peer(txn, peer, force)?
+    } else {
+        0
+    };
+    txn.open_table(LANES)?.remove(name)?;
+    txn.open_table(LANE_EVENTS)?
+        .retain_in((name, 0)..=(name, u64::MAX), |_, _| false)?;
+    for table in [LANE_NOTICES, LANE_SHELF] {
+        txn.open_table(table)?
+            .retain_in((name, 0)..=(name, u32::MAX), |_, _| false)?;
+    }
+    Ok(dropped)
 }
 
 /// Appends events to a lane's log, numbering them; returns them.
@@ -185,6 +215,25 @@ impl CommitQueue {
             .await?
         {
             WriteDone::Events(e) => Ok(e),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Removes a lane and its peer (see [`remove_lane`]); returns how many
+    /// unread messages were dropped.
+    pub async fn remove_lane(
+        &self,
+        name: &str,
+        peer: PeerId,
+        force: bool,
+    ) -> Result<u64, StoreError> {
+        let op = WriteOp::RemoveLane {
+            name: name.to_owned(),
+            peer,
+            force,
+        };
+        match self.write(op).await? {
+            WriteDone::Count(n) => Ok(n),
             other => Err(unexpected(other)),
         }
     }

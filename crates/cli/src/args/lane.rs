@@ -39,6 +39,31 @@ pub(crate) enum LaneCommand {
     Interrupt(LaneName),
     /// Archive a lane (interrupting its turn first); it keeps its events.
     Archive(LaneName),
+    /// Remove an idle or archived lane for good: its events, its peer and
+    /// its files (not its working directory). Its name is free again.
+    #[command(
+        visible_alias = "remove",
+        after_help = "Examples:
+  flotilla lane rm build
+  flotilla lane rm review --force   # drops its uncollected result and unread messages"
+    )]
+    Rm {
+        /// The lane.
+        name: String,
+        /// Also drop its uncollected result and unread messages.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Remove archived lanes (keeping any with an uncollected result or
+    /// unread messages, and saying why).
+    #[command(after_help = "Examples:
+  flotilla lane prune                    # every archived lane
+  flotilla lane prune --older-than 7d    # archived at least a week ago")]
+    Prune {
+        /// Only lanes whose last turn ended at least DURATION ago (`90m`, `12h`, `7d`).
+        #[arg(long, value_name = "DURATION", value_parser = parse_whole_seconds)]
+        older_than: Option<u64>,
+    },
     /// List lanes.
     List {
         /// Include archived lanes.
@@ -49,7 +74,8 @@ pub(crate) enum LaneCommand {
     Events {
         /// The lane.
         name: String,
-        /// Keep printing new events until the turn ends.
+        /// Keep printing new events until the turn ends, then exit with
+        /// the turn's exit code (as `lane wait` would).
         #[arg(long)]
         follow: bool,
     },

@@ -1,5 +1,5 @@
 //! `flotilla lane ...`: run, start, resume, wait, status, interrupt,
-//! archive, list, events, doctor. `run` and `wait` exit with the turn's
+//! archive, list, events, doctor (`rm` and `prune` in `lane_removal`). `run` and `wait` exit with the turn's
 //! status: 0 completed, 1 failed (or lost), 124 timed out, 130 interrupted.
 
 use std::io::Read;
@@ -47,6 +47,12 @@ pub(crate) async fn run(env: &Env, cli: LaneCli) -> Result<u8> {
         LaneCommand::Archive(a) => {
             let name = PeerName::new(&a.name)?;
             view(env, c.call(&LaneArchiveArgs { name }).await?)
+        }
+        LaneCommand::Rm { name, force } => {
+            super::lane_removal::remove(env, &mut c, &name, force).await
+        }
+        LaneCommand::Prune { older_than } => {
+            super::lane_removal::prune(env, &mut c, older_than).await
         }
         LaneCommand::List { all } => list(env, &mut c, all).await,
         LaneCommand::Events { name, follow } => {
@@ -111,10 +117,15 @@ fn start_args(a: LaneStartArgs, remote: bool) -> Result<p::LaneStartArgs> {
     let cwd = match (a.cd, remote) {
         (Some(d), true) => Some(d),
         (None, true) => None,
-        (Some(d), false) => Some(
-            std::fs::canonicalize(&d)
-                .with_context(|| format!("-C {}: no such directory", d.display()))?,
-        ),
+        (Some(d), false) => Some(std::fs::canonicalize(&d).map_err(|e| {
+            CliError::usage(
+                format!(
+                    "-C {}: the working directory does not exist ({e})",
+                    d.display()
+                ),
+                "pass an existing directory with -C/--cd (create it first with mkdir -p)",
+            )
+        })?),
         (None, false) => Some(std::env::current_dir()?),
     };
     Ok(p::LaneStartArgs {
@@ -282,8 +293,11 @@ async fn list(env: &Env, c: &mut LaneClient, all: bool) -> Result<u8> {
     Ok(OK)
 }
 
+/// Prints a lane's events; with `follow_on`, until the lane is idle, then
+/// exits with the exit code of the last turn it printed the end of.
 async fn events(env: &Env, c: &mut LaneClient, name: &PeerName, follow_on: bool) -> Result<u8> {
     let mut after = 0;
+    let mut last_status = None;
     loop {
         let wait_ms = if follow_on && after > 0 { 30_000 } else { 0 };
         let reply = c
@@ -296,14 +310,20 @@ async fn events(env: &Env, c: &mut LaneClient, name: &PeerName, follow_on: bool)
             .await?;
         for e in &reply.events {
             after = e.seq;
+            if let EventKind::TurnCompleted(result) = &e.kind {
+                last_status = Some(result.status);
+            }
             if env.json {
                 outln!("{}", serde_json::to_string(e)?)?;
             } else {
                 outln!("{}", output::event_line(e))?;
             }
         }
-        if !follow_on || (reply.idle && reply.events.is_empty()) {
+        if !follow_on {
             return Ok(OK);
+        }
+        if reply.idle && reply.events.is_empty() {
+            return Ok(last_status.map_or(OK, |s| s.exit_code()));
         }
         if reply.events.is_empty() {
             tokio::time::sleep(Duration::from_millis(10)).await;

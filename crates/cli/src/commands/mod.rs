@@ -12,6 +12,7 @@ mod hook;
 mod hub;
 mod integrations;
 pub(crate) mod lane_client;
+mod lane_removal;
 mod lanes;
 mod logs;
 pub(crate) mod mail;

@@ -94,6 +94,14 @@ pub(crate) async fn dispatch(
             .await?;
             ok(reply)
         }
+        Request::LaneRemove(a) => {
+            let sup = lanes::supervisor(ctx)?;
+            ok(crate::lanes::call(&sup, |r| crate::lanes::LaneSupervisorMsg::Remove(a, r)).await?)
+        }
+        Request::LanePrune(a) => {
+            let sup = lanes::supervisor(ctx)?;
+            ok(crate::lanes::call(&sup, |r| crate::lanes::LaneSupervisorMsg::Prune(a, r)).await?)
+        }
         Request::LaneResume(a) => {
             let lane = lanes::lane(ctx, &a.name).await?;
             let turn = crate::lanes::call(&lane, |reply| crate::lanes::LaneMsg::BeginTurn {

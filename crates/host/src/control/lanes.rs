@@ -13,16 +13,20 @@ use flotilla_actors::protocol::{
 use ractor::rpc::CallResult;
 
 use crate::context::HostContext;
-use crate::lanes::{Collected, LaneMsg, LaneRef, LaneSupervisorMsg, listed};
+use crate::lanes::{Collected, LaneMsg, LaneRef, LaneSupervisorMsg, LaneSupervisorRef, listed};
 
 /// Longest wait of `lane.wait` and `lane.events`.
 const MAX_WAIT: Duration = Duration::from_secs(7 * 24 * 3600);
 
-pub(super) async fn lane(ctx: &HostContext, name: &PeerName) -> Result<LaneRef, ControlError> {
-    let sup = ctx
-        .children
+/// The lane supervisor, if it runs.
+pub(super) fn supervisor(ctx: &HostContext) -> Result<LaneSupervisorRef, ControlError> {
+    ctx.children
         .lanes()
-        .ok_or_else(|| ControlError::unavailable("the lane supervisor"))?;
+        .ok_or_else(|| ControlError::unavailable("the lane supervisor"))
+}
+
+pub(super) async fn lane(ctx: &HostContext, name: &PeerName) -> Result<LaneRef, ControlError> {
+    let sup = supervisor(ctx)?;
     match sup
         .call(|r| LaneSupervisorMsg::Get(name.clone(), r), None)
         .await

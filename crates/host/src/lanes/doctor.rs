@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use flotilla_actors::lane::CliKind;
-use flotilla_actors::protocol::{CliCheck, LaneDoctorReply};
+use flotilla_actors::protocol::{CliCheck, ControlError, ErrorCode, LaneDoctorReply};
 
 use crate::config::HostConfig;
 
@@ -79,6 +79,53 @@ pub fn find_program(program: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|d| d.join(program))
         .find(|p| is_executable(p))
+}
+
+/// Why a lane of `cli` (with `args`, in `cwd`) cannot start here, if it
+/// cannot: no command for exec, or a program that is not installed. Checked
+/// before the lane exists, so a refused start leaves no lane behind.
+pub fn unusable(
+    config: &HostConfig,
+    host: &str,
+    cli: CliKind,
+    args: &[String],
+    cwd: &Path,
+) -> Option<ControlError> {
+    let program = if cli == CliKind::Exec {
+        let Some(first) = args.first() else {
+            return Some(
+                ControlError::new(ErrorCode::BadRequest, "--cli exec needs the command after --")
+                    .with_hint("for example: flotilla lane run --cli exec -- make test"),
+            );
+        };
+        first.clone()
+    } else {
+        let default = super::cli::connector(cli).map_or(cli.as_str(), |c| c.program());
+        config.cli_program(cli, default)
+    };
+    let found = if program.contains('/') {
+        is_executable(&cwd.join(&program))
+    } else {
+        find_program(&program).is_some()
+    };
+    if found {
+        return None;
+    }
+    let error = ControlError::new(
+        ErrorCode::NotFound,
+        format!(
+            "{program} is not installed on {host} (not on the daemon's PATH, or not executable)"
+        ),
+    );
+    Some(if cli == CliKind::Exec {
+        error.with_hint(
+            "give the command's full path after --, or install it where the daemon's PATH finds it",
+        )
+    } else {
+        error.with_hint(format!(
+            "install {cli}, or set its path in config.toml under [clis] ({cli} = \"/path/to/{program}\"); `flotilla lane doctor` checks every CLI"
+        ))
+    })
 }
 
 fn is_executable(p: &Path) -> bool {

@@ -22,6 +22,7 @@ pub mod lane;
 mod mail;
 mod notify;
 pub mod process;
+mod removal;
 mod results;
 mod stall;
 mod turn;
@@ -34,7 +35,8 @@ use flotilla_actors::lane::{LanePhase, LaneRecord, LaneSpec};
 use flotilla_actors::model::{PeerKind, PeerRecord, Timestamp};
 use flotilla_actors::names::{GroupName, PeerId, PeerName};
 use flotilla_actors::protocol::{
-    ControlError, ErrorCode, LaneStartArgs, LaneStartReply, PeerJoinArgs,
+    ControlError, ErrorCode, LanePruneArgs, LanePruneReply, LaneRemoveArgs, LaneRemoveReply,
+    LaneStartArgs, LaneStartReply, PeerJoinArgs,
 };
 use ractor::concurrency::JoinHandle;
 use ractor::rpc::CallResult;
@@ -69,6 +71,10 @@ pub enum LaneSupervisorMsg {
     Tick,
     /// From the watchdog: look for stalled turns.
     Watchdog,
+    /// Remove an idle or archived lane for good.
+    Remove(LaneRemoveArgs, Reply<LaneRemoveReply>),
+    /// Remove archived lanes.
+    Prune(LanePruneArgs, Reply<LanePruneReply>),
 }
 
 /// A handle on the lane supervisor.
@@ -143,6 +149,12 @@ impl Actor for LaneSupervisor {
             }
             LaneSupervisorMsg::OwnerLeft(owner) => state.owner_left(&owner).await,
             LaneSupervisorMsg::Tick => state.tick(),
+            LaneSupervisorMsg::Remove(args, reply) => {
+                let _ = reply.send(state.remove(args).await);
+            }
+            LaneSupervisorMsg::Prune(args, reply) => {
+                let _ = reply.send(Ok(state.prune(args).await));
+            }
             LaneSupervisorMsg::Watchdog => {
                 for (lane, _) in state.lanes.values() {
                     let _ = lane.cast(LaneMsg::StallCheck);
@@ -273,12 +285,23 @@ impl LaneSupervisorState {
         .map_err(|e| ControlError::internal(format!("cannot start the lane: {e}")))?;
         self.lanes
             .insert(spec.name.clone(), (actor.clone(), spec.persistent));
-        let turn = call(&actor, |reply| LaneMsg::BeginTurn {
+        let begun = call(&actor, |reply| LaneMsg::BeginTurn {
             prompt: args.prompt.clone(),
             resume: false,
             reply,
         })
-        .await?;
+        .await;
+        let turn = match begun {
+            Ok(turn) => turn,
+            Err(refused) => {
+                // A lane whose first turn cannot start is not kept: no ghost
+                // lane, no burned name.
+                if let Err(e) = self.remove_now(&spec.name, actor, true).await {
+                    tracing::warn!(lane = %spec.name, error = %e, "could not remove a lane whose start failed");
+                }
+                return Err(refused);
+            }
+        };
         Ok(LaneStartReply {
             lane: peer.id,
             turn,
@@ -324,6 +347,12 @@ impl LaneSupervisorState {
             None => ensure_owner(&self.ctx, args.as_peer.as_ref()).await?,
         };
         let cwd = resolve_cwd(args.cwd.as_deref())?;
+        let host = self.ctx.host.to_string();
+        if let Some(refused) =
+            doctor::unusable(&self.ctx.config, &host, args.cli, &args.args, cwd.as_ref())
+        {
+            return Err(refused);
+        }
         let mut groups = args.groups.clone();
         if args.inherit_groups
             && let Some(o) = directory.get(&owner)

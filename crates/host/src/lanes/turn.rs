@@ -161,6 +161,16 @@ pub(super) async fn deliver(state: &mut LaneState, myself: &LaneRef, prompt: Str
             .save_with(turn, Vec::new(), |w| w.shelve = Some((turn, result)))
             .await;
     }
+    if state.record.wake() {
+        state
+            .log(
+                state.record.turns,
+                vec![EventKind::Note {
+                    text: "a message woke the archived lane".into(),
+                }],
+            )
+            .await;
+    }
     let resume = cli::connector(state.record.spec.cli).is_some_and(|c| c.supports_resume());
     if let Err(e) = begin(state, myself, prompt, resume).await {
         tracing::warn!(lane = %state.record.spec.name, error = %e, "a message could not start a turn");
