@@ -42,4 +42,5 @@ mod service;
 mod sessions;
 mod sessions_live;
 mod tables;
+mod top;
 mod vendor_lanes;
