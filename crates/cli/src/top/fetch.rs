@@ -190,7 +190,7 @@ impl Poller {
         let groups = roster
             .iter()
             .find(|p| p.id == lane.lane)
-            .map(|p| ordinary_groups(p))
+            .map(ordinary_groups)
             .unwrap_or_default();
         LaneRow {
             id: lane.lane.to_string(),
