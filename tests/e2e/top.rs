@@ -1,8 +1,9 @@
 //! `flotilla top` in a real terminal (a tmux pane, driven with `send-keys`
 //! and read with `capture-pane`): it shows the peers and lanes, `g`
-//! filters by group, `i` asks before it interrupts, `q` leaves the
-//! terminal as it found it; with no daemon it says so and keeps trying;
-//! without a terminal or with `--json` it refuses.
+//! filters by group, `f` follows a lane, `i` and `a` ask before they
+//! interrupt or archive, `q` leaves the terminal as it found it; with no
+//! daemon it says so and keeps trying; without a terminal or with
+//! `--json` it refuses.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -100,7 +101,8 @@ fn lane_phase(home: &TestHome) -> (String, String) {
 }
 
 #[test]
-fn top_shows_peers_and_lanes_filters_by_group_interrupts_on_yes_and_restores_the_terminal() {
+fn top_shows_peers_and_lanes_filters_follows_interrupts_and_archives_on_yes_and_restores_the_terminal()
+ {
     let mut home = TestHome::new();
     home.spawn_daemon("h");
     home.ok(&["peer", "join", "alpha", "-g", "red"]);
@@ -134,7 +136,11 @@ fn top_shows_peers_and_lanes_filters_by_group_interrupts_on_yes_and_restores_the
             && row_with(p, &["h/worker", "running"])
     });
 
-    pane.send(&["Tab", "Tab", "i"]);
+    pane.send(&["Tab", "Tab", "f"]);
+    pane.wait("f follows the lane's events", |p| {
+        p.contains("events of worker") && p.contains("turn.started")
+    });
+    pane.send(&["i"]);
     pane.wait("i asks first", |p| p.contains("interrupt lane worker? y/n"));
     assert_eq!(
         lane_phase(&home).0,
@@ -149,6 +155,22 @@ fn top_shows_peers_and_lanes_filters_by_group_interrupts_on_yes_and_restores_the
         lane_phase(&home),
         ("idle".to_owned(), "interrupted".to_owned())
     );
+
+    pane.wait("the followed events show the end of the turn", |p| {
+        p.lines()
+            .any(|l| l.contains("turn.completed interrupted exit"))
+    });
+
+    pane.send(&["Escape"]);
+    pane.wait("Esc stops following", |p| !p.contains("events of worker"));
+    pane.send(&["a"]);
+    pane.wait("a asks first", |p| p.contains("archive lane worker? y/n"));
+    assert_eq!(lane_phase(&home).0, "idle", "nothing before the answer");
+    pane.send(&["y"]);
+    pane.wait("the archived lane leaves the lanes panel", |p| {
+        p.contains("archived h/worker") && !row_with(p, &["h/worker", "exec"])
+    });
+    assert_eq!(lane_phase(&home).0, "archived");
 
     pane.send(&["q"]);
     let after = pane.wait("q ends top", |p| {

@@ -343,3 +343,7 @@ fn hosts(roster: &RosterReply, link: (String, Option<f64>)) -> Vec<HostRow> {
     }
     rows
 }
+
+#[cfg(test)]
+#[path = "fetch_tests.rs"]
+mod tests;
