@@ -229,3 +229,26 @@ fn top_refuses_a_pipe_and_json() {
         "{v}"
     );
 }
+
+#[test]
+fn top_all_adds_the_federations_hosts_and_their_peers() {
+    let (_hub, _server, laptop, _work) = crate::federation::two_hosts("");
+    let script = format!(
+        "'{bin}' --home '{home}' top; '{bin}' --home '{home}' top --all; sleep 30",
+        bin = flotilla_bin().display(),
+        home = laptop.path().display()
+    );
+    let pane = Pane::start(&laptop, "all", &script);
+    let p = pane.wait("top shows this host, linked", |p| {
+        p.contains("laptop/lead") && row_with(p, &["laptop", "connected", " ms"])
+    });
+    assert!(
+        !p.contains("work/builder") && !row_with(&p, &["work", "online"]),
+        "without --all, this host only: {p}"
+    );
+    pane.send(&["q"]);
+    pane.wait("top --all shows the other host and its peer", |p| {
+        p.contains("work/builder") && row_with(p, &["work", "online"])
+    });
+    pane.send(&["q"]);
+}
