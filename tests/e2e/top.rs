@@ -211,8 +211,12 @@ fn top_says_the_daemon_is_down_keeps_trying_and_respects_no_color() {
 }
 
 #[test]
-fn top_refuses_a_pipe_and_json() {
+fn top_refuses_a_pipe_and_json_and_has_its_manual_page() {
     let home = TestHome::new();
+    let man = home.path().join("man");
+    home.ok(&["man", "--out", man.to_str().expect("utf-8 path")]);
+    let page = std::fs::read_to_string(man.join("flotilla-top.1")).expect("flotilla-top.1");
+    assert!(page.contains("\\-\\-all") || page.contains("--all"), "{page}");
     let stderr = home.fails(&["top"], 2);
     assert!(
         stderr.contains("needs a terminal") && stderr.contains("flotilla roster --json"),
