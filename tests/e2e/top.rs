@@ -216,7 +216,10 @@ fn top_refuses_a_pipe_and_json_and_has_its_manual_page() {
     let man = home.path().join("man");
     home.ok(&["man", "--out", man.to_str().expect("utf-8 path")]);
     let page = std::fs::read_to_string(man.join("flotilla-top.1")).expect("flotilla-top.1");
-    assert!(page.contains("\\-\\-all") || page.contains("--all"), "{page}");
+    assert!(
+        page.contains("\\-\\-all") || page.contains("--all"),
+        "{page}"
+    );
     let stderr = home.fails(&["top"], 2);
     assert!(
         stderr.contains("needs a terminal") && stderr.contains("flotilla roster --json"),

@@ -13,7 +13,7 @@ use flotilla_actors::lane::events::{EventKind, LaneEvent};
 use flotilla_actors::names::{HostName, PeerName};
 use flotilla_actors::protocol::{
     HostStatusArgs, HubLinkState, LaneArchiveArgs, LaneEventsArgs, LaneInterruptArgs, LaneListArgs,
-    LaneView, RosterArgs, RosterPeer, RosterReply,
+    LaneView, Op, RosterArgs, RosterPeer, RosterReply,
 };
 use flotilla_host::client::ClientError;
 
@@ -23,6 +23,8 @@ use crate::commands::lane_client::LaneClient;
 
 /// How long one poll may take before the connection is dropped.
 const CALL_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long an interrupt or archive may take to be answered.
+const ACTION_TIMEOUT: Duration = Duration::from_secs(10);
 /// Events read per lane and poll; the follow pane shows as many.
 const EVENT_BATCH: u32 = 500;
 /// Lines kept for the follow pane.
@@ -214,28 +216,30 @@ impl Poller {
 
     /// Interrupts a lane; the status line's text.
     pub(crate) async fn interrupt(&mut self, lane: &str) -> String {
-        let result = async {
-            let name = PeerName::new(lane)?;
-            let view = self
-                .client()
-                .await?
-                .call(&LaneInterruptArgs { name })
-                .await?;
-            anyhow::Ok(format!("asked {} to stop its turn", view.lane))
-        };
-        let result = result.await;
-        self.outcome(result, "interrupt", lane)
+        let reply = self.lane_op(lane, |name| LaneInterruptArgs { name }).await;
+        let text = reply.map(|v| format!("asked {} to stop its turn", v.lane));
+        self.outcome(text, "interrupt", lane)
     }
 
     /// Archives a lane; the status line's text.
     pub(crate) async fn archive(&mut self, lane: &str) -> String {
-        let result = async {
-            let name = PeerName::new(lane)?;
-            let view = self.client().await?.call(&LaneArchiveArgs { name }).await?;
-            anyhow::Ok(format!("archived {}", view.lane))
-        };
-        let result = result.await;
-        self.outcome(result, "archive", lane)
+        let reply = self.lane_op(lane, |name| LaneArchiveArgs { name }).await;
+        let text = reply.map(|v| format!("archived {}", v.lane));
+        self.outcome(text, "archive", lane)
+    }
+
+    /// Calls a lane op that answers with the lane, within [`ACTION_TIMEOUT`].
+    async fn lane_op<O: Op<Reply = LaneView>>(
+        &mut self,
+        lane: &str,
+        op: impl FnOnce(PeerName) -> O,
+    ) -> Result<LaneView> {
+        let op = op(PeerName::new(lane)?);
+        let call = async { self.client().await?.call(&op).await };
+        match tokio::time::timeout(ACTION_TIMEOUT, call).await {
+            Ok(reply) => reply,
+            Err(_) => Err(anyhow::anyhow!("the daemon did not answer within 10s")),
+        }
     }
 
     fn outcome(&mut self, result: Result<String>, verb: &str, lane: &str) -> String {
