@@ -43,4 +43,5 @@ mod service;
 mod sessions;
 mod sessions_live;
 mod tables;
+mod top;
 mod vendor_lanes;

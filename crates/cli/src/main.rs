@@ -13,6 +13,7 @@ mod output;
 mod shim;
 mod shim_reaper;
 mod table;
+mod top;
 mod verbosity;
 
 use std::process::ExitCode;

@@ -87,6 +87,21 @@ pub(crate) enum Command {
   flotilla roster
   flotilla roster --all --json")]
     Roster(RosterCliArgs),
+    /// A live terminal roster: hosts, peers and lanes, refreshed every second; keys filter, follow, interrupt, archive.
+    #[command(after_help = "Keys:
+  q, Esc       quit
+  Tab          next panel (hosts, peers, lanes)
+  Up/Down, jk  select a row
+  g            filter by group: all, then each group in turn
+  f, Enter     follow the selected lane's events
+  i, a         interrupt, archive the selected lane (asks y/n)
+  ?            help
+
+Examples:
+  flotilla top
+  flotilla top --all      # the other hosts of the federation too
+For scripts: flotilla roster --json")]
+    Top(TopArgs),
     /// What a peer sent and where each message stands (here, queued at the hub, delivered).
     Outbox(OutboxCliArgs),
     /// Lanes: supervised worker sessions of agent CLIs and plain commands.
@@ -207,6 +222,14 @@ pub(crate) struct RunArgs {
     /// Start with a new, empty store when state/host.redb is missing although this home had one.
     #[arg(long)]
     pub(crate) new_store: bool,
+}
+
+/// `top [--all]`.
+#[derive(Debug, Args)]
+pub(crate) struct TopArgs {
+    /// Also the other hosts of the federation and their peers (through the hub).
+    #[arg(long)]
+    pub(crate) all: bool,
 }
 
 /// `completions SHELL`.

@@ -73,6 +73,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Peer(c) => peers::peer(&env, c).await,
         Command::Peers(a) => peers::list(&env, a).await,
         Command::Roster(a) => peers::roster(&env, a.all).await,
+        Command::Top(a) => crate::top::run(&env, a.all).await,
         Command::Outbox(a) => mail::outbox(&env, a).await,
         Command::Send(a) => mail::send(&env, a).await,
         Command::Broadcast(a) => mail::broadcast(&env, a).await,
