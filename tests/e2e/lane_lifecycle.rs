@@ -219,3 +219,52 @@ fn a_persistent_lane_is_auto_archived_and_a_message_wakes_it() {
         "{events}"
     );
 }
+
+#[test]
+fn the_roster_shows_each_lanes_phase_permission_owner_and_context() {
+    let home = daemon();
+    home.ok(&["peer", "join", "lead"]);
+    let sleep = format!("sleep {}", crate::lanes::unique(7));
+    home.ok(&[
+        "lane",
+        "start",
+        "-n",
+        "worker",
+        "--as",
+        "lead",
+        "--permissions",
+        "bypass",
+        "--cli",
+        "exec",
+        "--prompt",
+        "x",
+        "--",
+        "sh",
+        "-c",
+        &sleep,
+    ]);
+    wait_until("the lane runs", Duration::from_secs(20), || {
+        home.json(&["lane", "status", "worker"])["phase"] == "running"
+    });
+    let roster = home.json(&["roster"]);
+    let lanes = roster["lanes"].as_array().expect("lanes");
+    assert_eq!(lanes.len(), 1, "{roster}");
+    let lane = &lanes[0];
+    assert_eq!(lane["id"], "h/worker");
+    assert_eq!(lane["phase"], "running");
+    assert_eq!(lane["permissions"], "bypass");
+    assert_eq!(lane["owner"], "h/lead");
+    assert!(
+        lane["context_used_pct"].is_null(),
+        "exec tells no context: {lane}"
+    );
+    let table = home.ok(&["roster"]);
+    assert!(
+        table.contains("running · bypass · ctx - · owner h/lead"),
+        "{table}"
+    );
+    home.ok(&["lane", "archive", "worker"]);
+    wait_until("the lane is archived", Duration::from_secs(30), || {
+        home.json(&["roster"])["lanes"] == serde_json::json!([])
+    });
+}

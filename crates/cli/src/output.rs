@@ -115,10 +115,12 @@ pub(crate) fn roster(r: &RosterReply) -> String {
         "STATE",
         "INBOX",
         "LAST SEEN",
+        "LANE",
         "GROUPS",
     ]);
     for p in &r.peers {
         let g: Vec<&str> = p.groups.iter().map(|g| g.as_str()).collect();
+        let lane = r.lanes.iter().find(|l| l.id == p.id);
         t.add_row([
             p.id.to_string(),
             p.kind.to_string(),
@@ -126,11 +128,24 @@ pub(crate) fn roster(r: &RosterReply) -> String {
             p.state.to_string(),
             p.inbox_depth.to_string(),
             or_dash(p.last_seen),
+            lane.map_or_else(|| "-".to_owned(), roster_lane),
             g.join(","),
         ]);
     }
     out.push_str(&crate::table::render(&t));
     out
+}
+
+/// A lane's cell of the roster: phase, permission mode, context used and
+/// owner, as the reference system's roster shows them.
+fn roster_lane(l: &flotilla_actors::protocol::RosterLane) -> String {
+    let context = l
+        .context_used_pct
+        .map_or_else(|| "ctx -".to_owned(), |p| format!("ctx {p:.0}%"));
+    format!(
+        "{} · {} · {context} · owner {}",
+        l.phase, l.permissions, l.owner
+    )
 }
 
 /// Messages for a reader.
@@ -222,10 +237,7 @@ pub(crate) fn host_status(s: &HostStatusReply) -> String {
 
 /// One lane on one line.
 pub(crate) fn lane_line(v: &flotilla_actors::protocol::LaneView) -> String {
-    let phase = serde_json::to_value(v.phase)
-        .ok()
-        .and_then(|p| p.as_str().map(str::to_owned))
-        .unwrap_or_default();
+    let phase = v.phase.to_string();
     let last = v
         .last_status
         .map(|s| s.to_string())
@@ -244,6 +256,38 @@ pub(crate) fn lane_line(v: &flotilla_actors::protocol::LaneView) -> String {
         last,
         v.owner
     )
+}
+
+/// `lane list`: one row per lane.
+pub(crate) fn lanes_table(lanes: &[flotilla_actors::protocol::LaneView]) -> String {
+    let mut t = crate::table::new(&[
+        "LANE",
+        "CLI",
+        "PHASE",
+        "TURNS",
+        "LAST",
+        "PERMISSIONS",
+        "OWNER",
+        "RESULT",
+    ]);
+    for v in lanes {
+        t.add_row([
+            v.lane.to_string(),
+            v.cli.to_string(),
+            v.phase.to_string(),
+            v.turns.to_string(),
+            v.last_status
+                .map_or_else(|| "-".to_owned(), |s| s.to_string()),
+            v.permissions.to_string(),
+            v.owner.to_string(),
+            if v.uncollected { "waiting" } else { "-" }.to_owned(),
+        ]);
+    }
+    let mut out = crate::table::render(&t);
+    if lanes.iter().any(|v| v.uncollected) {
+        out.push_str("(a waiting result is collected with: flotilla lane wait NAME)\n");
+    }
+    out
 }
 
 /// One lane event on one line.

@@ -338,6 +338,7 @@ impl RegistryState {
             host: self.ctx.host.clone(),
             generated_at: Timestamp::now(),
             peers,
+            lanes: Vec::new(),
         })
     }
 

@@ -18,6 +18,16 @@ pub enum LanePhase {
     Archived,
 }
 
+impl std::fmt::Display for LanePhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LanePhase::Idle => "idle",
+            LanePhase::Running => "running",
+            LanePhase::Archived => "archived",
+        })
+    }
+}
+
 /// The turn in progress.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunningTurn {

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::lane::events::LaneEvent;
-use crate::lane::{CliKind, LanePhase, Permissions, TurnStatus};
+use crate::lane::{CliKind, LanePhase, LaneRecord, Permissions, TurnStatus};
 use crate::model::Timestamp;
 use crate::names::{GroupName, PeerId, PeerName};
 
@@ -276,4 +276,42 @@ pub struct LanePruneReply {
     pub removed: Vec<PeerId>,
     /// Archived lanes old enough that were kept, with the reason.
     pub kept: Vec<LaneKept>,
+}
+
+/// A lane as the operator's roster shows it (`roster`'s `lanes[]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RosterLane {
+    /// The lane's peer id.
+    pub id: PeerId,
+    /// Its CLI.
+    pub cli: CliKind,
+    /// `idle`, `running` or `archived`.
+    pub phase: LanePhase,
+    /// Turns started.
+    pub turns: u32,
+    /// Its permission mode.
+    pub permissions: Permissions,
+    /// Its owner.
+    pub owner: PeerId,
+    /// Whether it outlives its owner and takes messages.
+    pub persistent: bool,
+    /// How full the CLI's context was at the end of the last turn, when
+    /// the CLI tells.
+    pub context_used_pct: Option<f64>,
+}
+
+impl RosterLane {
+    /// The roster's view of a lane of `host`.
+    pub fn of(host: &crate::names::HostName, record: &LaneRecord) -> Self {
+        Self {
+            id: PeerId::new(host.clone(), record.spec.name.clone()),
+            cli: record.spec.cli,
+            phase: record.phase,
+            turns: record.turns,
+            permissions: record.spec.permissions,
+            owner: record.spec.owner.clone(),
+            persistent: record.spec.persistent,
+            context_used_pct: record.last_result.as_ref().and_then(|r| r.context_used_pct),
+        }
+    }
 }

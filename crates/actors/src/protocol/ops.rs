@@ -384,6 +384,11 @@ pub struct RosterReply {
     pub generated_at: Timestamp,
     /// Every peer of the host.
     pub peers: Vec<RosterPeer>,
+    /// This host's lanes (each also a peer of kind `lane` above): what
+    /// they run, with what permission, for whom, and how full their
+    /// context is. Archived lanes are left out.
+    #[serde(default)]
+    pub lanes: Vec<RosterLane>,
 }
 
 /// Arguments of `store.check`.

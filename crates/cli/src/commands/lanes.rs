@@ -286,9 +286,7 @@ async fn list(env: &Env, c: &mut LaneClient, all: bool) -> Result<u8> {
             }
         )?;
     } else {
-        for v in &reply.lanes {
-            outln!("{}", output::lane_line(v))?;
-        }
+        output::out!("{}", output::lanes_table(&reply.lanes))?;
     }
     Ok(OK)
 }

@@ -64,7 +64,12 @@ pub(crate) async fn dispatch(
         Request::PeerLeave(a) => registry(ctx, move |r| RegistryMsg::Leave(a.clone(), r)).await,
         Request::PeerRename(a) => registry(ctx, move |r| RegistryMsg::Rename(a.clone(), r)).await,
         Request::Peers(a) => registry(ctx, move |r| RegistryMsg::Peers(a.clone(), r)).await,
-        Request::Roster(a) => registry(ctx, move |r| RegistryMsg::Roster(a.all, r)).await,
+        Request::Roster(a) => {
+            let msg = move |r| RegistryMsg::Roster(a.all, r);
+            let mut reply = call(|| ctx.children.registry(), "the registry", &msg).await?;
+            reply.lanes = lanes::roster_lanes(ctx)?;
+            ok(reply)
+        }
         Request::Outbox(a) => outbox(ctx, &a).map(|r| reply_value(&r)),
         Request::Send(mut a) => {
             a.id.get_or_insert_with(MessageId::generate);

@@ -179,3 +179,20 @@ pub(super) async fn events(
         }
     }
 }
+
+/// This host's lanes as the roster shows them (archived ones left out),
+/// read from the store: no lane actor is asked, so a busy lane never
+/// slows the roster.
+pub(super) fn roster_lanes(
+    ctx: &HostContext,
+) -> Result<Vec<flotilla_actors::protocol::RosterLane>, ControlError> {
+    let records = ctx
+        .store
+        .load_lanes()
+        .map_err(crate::registry::store_error)?;
+    Ok(records
+        .iter()
+        .filter(|r| listed(r.phase, false))
+        .map(|r| flotilla_actors::protocol::RosterLane::of(&ctx.host, r))
+        .collect())
+}
