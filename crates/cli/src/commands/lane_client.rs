@@ -33,6 +33,20 @@ impl LaneClient {
         })
     }
 
+    /// A fresh connection to the same place, for the same peer.
+    pub(crate) async fn reconnect(&self, env: &Env) -> Result<Self> {
+        Self::connect(env, self.host.clone(), self.as_peer.clone()).await
+    }
+
+    /// The command line of lane verb `verb` for lane `name`, as the user
+    /// would type it here (with `--host` for a remote lane).
+    pub(crate) fn command_for(&self, verb: &str, name: &PeerName) -> String {
+        match &self.host {
+            Some(host) => format!("flotilla lane {verb} {name} --host {host}"),
+            None => format!("flotilla lane {verb} {name}"),
+        }
+    }
+
     /// Whether the lane is on another host.
     pub(crate) fn is_remote(&self) -> bool {
         self.host.is_some()

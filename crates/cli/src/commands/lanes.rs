@@ -172,8 +172,7 @@ async fn start(env: &Env, c: &mut LaneClient, a: LaneStartArgs, wait_for_it: boo
         }
         return Ok(OK);
     }
-    follow(env, c, &reply.lane.name, 0).await?;
-    wait(env, c, &reply.lane.name, None).await
+    super::lane_attach::attached(env, c, &reply.lane.name).await
 }
 
 async fn resume(env: &Env, c: &mut LaneClient, a: LaneResumeArgs) -> Result<u8> {
@@ -186,8 +185,7 @@ async fn resume(env: &Env, c: &mut LaneClient, a: LaneResumeArgs) -> Result<u8> 
         })
         .await?;
     if a.wait {
-        follow(env, c, &name, 0).await?;
-        return wait(env, c, &name, None).await;
+        return super::lane_attach::attached(env, c, &name).await;
     }
     if env.json {
         output::json(&reply)?;
@@ -201,7 +199,7 @@ async fn resume(env: &Env, c: &mut LaneClient, a: LaneResumeArgs) -> Result<u8> 
     Ok(OK)
 }
 
-async fn wait(
+pub(super) async fn wait(
     env: &Env,
     c: &mut LaneClient,
     name: &PeerName,
@@ -231,7 +229,12 @@ async fn wait(
 }
 
 /// Shows progress on stderr while a turn runs (human mode only).
-async fn follow(env: &Env, c: &mut LaneClient, name: &PeerName, mut after: u64) -> Result<()> {
+pub(super) async fn follow(
+    env: &Env,
+    c: &mut LaneClient,
+    name: &PeerName,
+    mut after: u64,
+) -> Result<()> {
     loop {
         let reply = c
             .call(&LaneEventsArgs {

@@ -11,6 +11,7 @@ mod enroll;
 mod hook;
 mod hub;
 mod integrations;
+mod lane_attach;
 pub(crate) mod lane_client;
 mod lane_removal;
 mod lanes;
