@@ -39,6 +39,7 @@ mod messaging;
 mod model_server;
 mod netns_link;
 mod protocol;
+mod remote_lane_dir;
 mod remote_lanes;
 mod service;
 mod sessions;

@@ -66,6 +66,9 @@ pub struct LaneStartReply {
     pub lane: PeerId,
     /// The turn started.
     pub turn: u32,
+    /// Where the lane works, on its host (`lane.start` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
 }
 
 macro_rules! name_args {

@@ -159,18 +159,26 @@ fn uuid_suffix() -> String {
 async fn start(env: &Env, c: &mut LaneClient, a: LaneStartArgs, wait_for_it: bool) -> Result<u8> {
     let args = start_args(a, c.is_remote())?;
     let reply = c.call(&args).await?;
+    let wait = c.command_for("wait", &reply.lane.name);
+    // A remote lane's directory is the destination's choice: say where.
+    let place = match (&reply.cwd, c.is_remote()) {
+        (Some(dir), true) => format!(" in {dir} on {}", reply.lane.host),
+        _ => String::new(),
+    };
     if !wait_for_it {
         if env.json {
             output::json(&reply)?;
         } else {
             outln!(
-                "started lane {} (turn {}); collect with: flotilla lane wait {}",
+                "started lane {} (turn {}){place}; collect with: {wait}",
                 reply.lane,
                 reply.turn,
-                reply.lane.name
             )?;
         }
         return Ok(OK);
+    }
+    if !place.is_empty() {
+        crate::verbosity::note!("lane {} runs{place}", reply.lane);
     }
     super::lane_attach::attached(env, c, &reply.lane.name).await
 }
@@ -191,9 +199,10 @@ async fn resume(env: &Env, c: &mut LaneClient, a: LaneResumeArgs) -> Result<u8> 
         output::json(&reply)?;
     } else {
         outln!(
-            "lane {} turn {} started; collect with: flotilla lane wait {name}",
+            "lane {} turn {} started; collect with: {}",
             reply.lane,
-            reply.turn
+            reply.turn,
+            c.command_for("wait", &name)
         )?;
     }
     Ok(OK)

@@ -93,6 +93,10 @@ pub struct HostConfig {
     /// `STATE/remote-lanes` only, where a lane without `-C` gets a fresh
     /// directory.
     pub remote_lane_roots: Vec<std::path::PathBuf>,
+    /// Where a remote lane that names no `-C` works (inside a root, checked
+    /// as a `-C` would be); unset: a fresh empty directory under
+    /// `STATE/remote-lanes`.
+    pub remote_lane_dir: Option<std::path::PathBuf>,
     /// The highest permission mode granted to remote lanes (`default`,
     /// `workspace` or `bypass`); a request above it is refused.
     pub remote_lane_max_permissions: String,
@@ -155,6 +159,7 @@ impl Default for HostConfig {
             allow_remote_lanes: Vec::new(),
             allow_remote_groups: Vec::new(),
             remote_lane_roots: Vec::new(),
+            remote_lane_dir: None,
             remote_lane_max_permissions: "workspace".to_owned(),
             remote_lane_env: Vec::new(),
             remote_lane_args: false,

@@ -305,6 +305,7 @@ impl LaneSupervisorState {
         Ok(LaneStartReply {
             lane: peer.id,
             turn,
+            cwd: Some(spec.cwd.clone()),
         })
     }
 
