@@ -51,6 +51,9 @@ pub struct LaneStartArgs {
     /// Arguments for the CLI (for exec: the command).
     #[serde(default)]
     pub args: Vec<String>,
+    /// The stall watchdog may run an exec lane's command again.
+    #[serde(default)]
+    pub restart_on_stall: bool,
     /// The prompt.
     pub prompt: String,
 }

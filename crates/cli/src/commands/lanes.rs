@@ -147,6 +147,7 @@ fn start_args(a: LaneStartArgs, remote: bool) -> Result<p::LaneStartArgs> {
         owner: None,
         env: parse_env(&a.env)?,
         args: a.args,
+        restart_on_stall: a.restart_on_stall,
         prompt,
     })
 }

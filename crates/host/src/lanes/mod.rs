@@ -17,6 +17,7 @@ pub mod cli;
 pub mod cli_home;
 pub mod connector;
 pub mod doctor;
+mod endpoint;
 pub mod identity;
 pub mod lane;
 mod mail;
@@ -374,6 +375,7 @@ impl LaneSupervisorState {
             owner,
             env: args.env,
             args: args.args,
+            restart_on_stall: args.restart_on_stall,
         })
     }
 

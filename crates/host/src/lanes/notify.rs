@@ -95,6 +95,7 @@ mod tests {
             owner: PeerId::parse(owner).expect("owner"),
             env: vec![],
             args: vec![],
+            restart_on_stall: false,
         };
         LaneRecord::new(spec, Timestamp(0))
     }
