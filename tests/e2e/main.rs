@@ -38,6 +38,7 @@ mod logs;
 mod messaging;
 mod model_server;
 mod netns_link;
+mod progress;
 mod protocol;
 mod remote_lane_dir;
 mod remote_lanes;

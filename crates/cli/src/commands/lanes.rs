@@ -215,12 +215,14 @@ pub(super) async fn wait(
     name: &PeerName,
     timeout_ms: Option<u64>,
 ) -> Result<u8> {
+    let waiting = crate::progress::Waiting::start(format!("waiting for lane {name}'s result"));
     let event = c
         .call(&p::LaneWaitArgs {
             name: name.clone(),
             timeout_ms,
         })
         .await?;
+    drop(waiting);
     let EventKind::TurnCompleted(result) = &event.kind else {
         return Err(CliError::failed(
             "the daemon answered with an event that is not turn.completed",
@@ -245,6 +247,12 @@ pub(super) async fn follow(
     name: &PeerName,
     mut after: u64,
 ) -> Result<()> {
+    let waiting = match env.json {
+        true => None,
+        false => Some(crate::progress::Waiting::start(format!(
+            "lane {name}: turn running"
+        ))),
+    };
     loop {
         let reply = c
             .call(&LaneEventsArgs {
@@ -256,8 +264,11 @@ pub(super) async fn follow(
             .await?;
         for e in &reply.events {
             after = e.seq;
-            if !env.json && !crate::verbosity::quiet() {
-                progress(e);
+            if let Some(w) = &waiting
+                && !crate::verbosity::quiet()
+                && let Some(line) = progress(e)
+            {
+                w.println(&line);
             }
         }
         if reply.idle && reply.events.is_empty() {
@@ -266,13 +277,14 @@ pub(super) async fn follow(
     }
 }
 
-fn progress(e: &LaneEvent) {
+/// The progress line of an event, if it has one.
+fn progress(e: &LaneEvent) -> Option<String> {
     match &e.kind {
-        EventKind::Message { text } => eprintln!("│ {text}"),
-        EventKind::ToolCall { name, .. } => eprintln!("│ [tool] {name}"),
-        EventKind::Error { message } => eprintln!("│ [error] {message}"),
-        EventKind::Note { text } => eprintln!("│ ({text})"),
-        _ => {}
+        EventKind::Message { text } => Some(format!("│ {text}")),
+        EventKind::ToolCall { name, .. } => Some(format!("│ [tool] {name}")),
+        EventKind::Error { message } => Some(format!("│ [error] {message}")),
+        EventKind::Note { text } => Some(format!("│ ({text})")),
+        _ => None,
     }
 }
 
