@@ -235,6 +235,7 @@ fn enrollment_code(e: &flotilla_host::enrollment::EnrollmentError) -> Option<Cla
 /// error.
 pub(crate) fn envelope(err: &anyhow::Error) -> (serde_json::Value, u8) {
     let (code, name, hint, details) = classify(err);
+    let hint = hint.map(|h| crate::hint::paste(&h));
     let obj = json!({"error": {"code": name, "exit": code, "message": message(err), "hint": hint, "details": details}});
     (obj, code)
 }
