@@ -94,8 +94,11 @@ pub fn unusable(
     let program = if cli == CliKind::Exec {
         let Some(first) = args.first() else {
             return Some(
-                ControlError::new(ErrorCode::BadRequest, "--cli exec needs the command after --")
-                    .with_hint("for example: flotilla lane run --cli exec -- make test"),
+                ControlError::new(
+                    ErrorCode::BadRequest,
+                    "--cli exec needs the command after --",
+                )
+                .with_hint("for example: flotilla lane run --cli exec -- make test"),
             );
         };
         first.clone()
