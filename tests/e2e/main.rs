@@ -45,3 +45,4 @@ mod sessions_live;
 mod tables;
 mod top;
 mod vendor_lanes;
+mod web;
