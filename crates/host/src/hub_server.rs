@@ -3,7 +3,9 @@
 //! (the hub's endpoint, its enrollment listener and the watchers of the
 //! revocation list and of the group list `hub-groups.toml`, in the
 //! foreground until SIGTERM or SIGINT, advertised over mDNS unless
-//! `[hub_server] advertise = false`).
+//! `[hub_server] advertise = false`, and serving the read-only web roster
+//! when `[hub_server] web` is set), and `flotilla hub web` (that roster in
+//! its own process).
 //!
 //! Owns the glue between a [`Home`] and the hub crate: where the files are
 //! and which config key says where to listen. The certificates are made by
