@@ -144,7 +144,12 @@ async fn read_roster(hub_socket: PathBuf, publish: watch::Sender<Arc<str>>) {
                 ..last.clone()
             },
         };
-        if next != last || publish.borrow().is_empty() {
+        // A new read time alone is no change.
+        let same = WebSnapshot {
+            generated_at: last.generated_at,
+            ..next.clone()
+        } == last;
+        if !same || publish.borrow().is_empty() {
             let json = serde_json::to_string(&next).unwrap_or_default();
             publish.send_replace(Arc::from(json));
             last = next;

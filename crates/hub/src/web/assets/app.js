@@ -83,7 +83,7 @@
         el('td', {}, l.groups.filter(g => !g.startsWith('session:')).join(', ') || '—'),
         el('td', { class: l.host_state }, l.host_state))), 'no lane', 4);
     if (r.error) setStatus('the hub does not answer (' + r.error + '); showing what it last said', 'bad');
-    else setStatus('live · ' + when(r.generated_at), 'ok');
+    else setStatus('live', 'ok');
   }
 
   function handle(block) {
