@@ -16,6 +16,8 @@ use serde_json::Value;
 
 use crate::federation::start;
 
+mod cdp;
+
 /// A GET on the web roster with an optional Authorization value; the whole
 /// answer (the server closes after it), as text.
 fn http(base: &str, method: &str, path: &str, auth: Option<&str>) -> String {
@@ -113,17 +115,8 @@ fn chromium_run(bin: &Path, profile: &Path, url: &str, args: &[&str]) -> String 
     let out = Command::new("timeout")
         .arg("60")
         .arg(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--virtual-time-budget=5000",
-        ])
+        .args(cdp::HEADLESS)
+        .arg("--virtual-time-budget=5000")
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(args)
         .arg(url)
@@ -134,28 +127,11 @@ fn chromium_run(bin: &Path, profile: &Path, url: &str, args: &[&str]) -> String 
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// The page's host row for `host` in state `state`, as the page renders it.
-fn row(host: &str, state: &str) -> String {
-    format!("<tr class=\"host\" data-host=\"{host}\" data-state=\"{state}\">")
-}
+/// The page's host rows, `HOST=STATE`, as the page shows them now.
+const ROWS: &str = "JSON.stringify([...document.querySelectorAll('tr.host')].map(r => r.dataset.host + '=' + r.dataset.state))";
 
-/// Loads the page in Chromium until its DOM satisfies `cond` (a fresh
-/// load each time, at most 20); returns that DOM.
-fn wait_dom(
-    bin: &Path,
-    profile: &Path,
-    url: &str,
-    what: &str,
-    cond: impl Fn(&str) -> bool,
-) -> String {
-    let mut dom = String::new();
-    for _ in 0..20 {
-        dom = chromium_run(bin, profile, url, &["--dump-dom"]);
-        if cond(&dom) {
-            return dom;
-        }
-    }
-    panic!("the page never showed {what}; last DOM:\n{dom}");
+fn rows_are(value: &Value, want: &str) -> bool {
+    value.as_str() == Some(want)
 }
 
 #[test]
@@ -180,54 +156,67 @@ fn the_web_roster_in_chromium_shows_three_hosts_and_one_that_leaves() {
             s.len() == 3 && s.iter().all(|(_, state)| state == "online")
         },
     );
-    let profile = tempfile::tempdir().expect("profile dir");
-    let dom = wait_dom(&bin, profile.path(), &url, "three hosts online", |d| {
-        ["a", "b", "c"]
-            .iter()
-            .all(|h| d.contains(&row(h, "online")))
+    let profiles = tempfile::tempdir().expect("profile dirs");
+    let mut page = cdp::Browser::open(&bin, &profiles.path().join("live"), &url);
+    page.wait("three hosts online", ROWS, |v| {
+        rows_are(v, r#"["a=online","b=online","c=online"]"#)
     });
-    assert!(dom.contains("hub.test"), "the hub's name: {dom}");
+    let html = page.eval("document.documentElement.outerHTML");
+    let html = html.as_str().unwrap_or_default();
+    assert!(html.contains("hub.test"), "the hub's name: {html}");
     assert!(
-        dom.contains("data-group=\"proj\"") && dom.contains("c/tester"),
-        "peers by group: {dom}"
+        html.contains("data-group=\"proj\"") && html.contains("c/tester"),
+        "peers by group: {html}"
     );
     assert!(
-        dom.contains("class=\"bar up\""),
-        "the link health strip: {dom}"
+        html.contains("class=\"bar up\""),
+        "the link health strip: {html}"
     );
-    // Without the token the page shows no data and says why.
-    let bare = chromium_run(
-        &bin,
-        profile.path(),
-        &format!("{base}/"),
-        &["--dump-dom", "--incognito"],
+    assert_eq!(
+        page.eval("location.hash"),
+        "",
+        "the token is taken out of the address bar"
+    );
+    let updates = page
+        .eval("Number(document.body.dataset.updates)")
+        .as_u64()
+        .unwrap_or(0);
+
+    // The same page, not reloaded, follows the host's leaving.
+    hosts[2].signal_daemon("TERM");
+    page.wait("c offline, live", ROWS, |v| {
+        rows_are(v, r#"["a=online","b=online","c=offline"]"#)
+    });
+    let later = page
+        .eval("Number(document.body.dataset.updates)")
+        .as_u64()
+        .unwrap_or(0);
+    assert!(
+        later > updates,
+        "updated by the event stream ({updates} -> {later})"
     );
     assert!(
-        !bare.contains("data-host="),
+        page.eval("document.querySelector('tr[data-host=c] .bar.down') !== null") == true,
+        "c's strip shows it left"
+    );
+    drop(page);
+
+    // A fresh load shows the same; without the token, no data.
+    let cli = profiles.path().join("cli");
+    let dom = chromium_run(&bin, &cli, &url, &["--dump-dom"]);
+    assert!(
+        dom.contains("data-host=\"c\" data-state=\"offline\""),
+        "{dom}"
+    );
+    let bare = chromium_run(&bin, &cli, &format!("{base}/"), &["--dump-dom"]);
+    assert!(
+        bare.contains("id=\"status\"") && !bare.contains("data-host="),
         "no data without the token: {bare}"
     );
 
-    hosts[2].signal_daemon("TERM");
-    let dom = wait_dom(&bin, profile.path(), &url, "host c offline", |d| {
-        d.contains(&row("c", "offline"))
-    });
-    assert!(
-        dom.contains(&row("a", "online")) && dom.contains(&row("b", "online")),
-        "{dom}"
-    );
-    assert!(
-        dom.contains("class=\"bar down\""),
-        "c's strip shows it left: {dom}"
-    );
-
-    let shot = profile.path().join("web-roster.png");
+    let shot = profiles.path().join("web-roster.png");
     let arg = format!("--screenshot={}", shot.display());
-    chromium_run(
-        &bin,
-        profile.path(),
-        &url,
-        &[&arg, "--window-size=1280,800"],
-    );
+    chromium_run(&bin, &cli, &url, &[&arg, "--window-size=1280,800"]);
     let png = std::fs::read(&shot).expect("the screenshot was written");
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
     let exe = std::env::current_exe().expect("exe");

@@ -56,7 +56,10 @@
     tbody.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { class: 'empty', colspan: String(cols) }, empty))]));
   }
 
+  let updates = 0;
+
   function render(r) {
+    document.body.dataset.updates = String(++updates);
     document.getElementById('hub').textContent = r.hub;
     document.title = 'Flotilla hub ' + r.hub;
     fill(document.querySelector('#hosts tbody'), r.hosts.map(h =>
