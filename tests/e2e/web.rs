@@ -5,8 +5,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -91,42 +90,6 @@ fn hub_web(hub: &TestHome) -> (Running, String) {
     (running, start["url"].as_str().expect("url").to_owned())
 }
 
-/// Headless Chromium from the system's packages; `None` (with a notice)
-/// outside CI when it is missing. In CI a missing Chromium fails.
-fn chromium() -> Option<PathBuf> {
-    let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install Debian's chromium package for the web roster's test"
-        );
-        eprintln!(
-            "SKIPPED: no /usr/bin/chromium (apt-get install chromium); the web roster's browser test did not run"
-        );
-    }
-    found
-}
-
-/// Runs headless Chromium on `url` with `args`, bounded in time; its stdout.
-fn chromium_run(bin: &Path, profile: &Path, url: &str, args: &[&str]) -> String {
-    let out = Command::new("timeout")
-        .arg("60")
-        .arg(bin)
-        .args(cdp::HEADLESS)
-        .arg("--virtual-time-budget=5000")
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .arg(url)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .expect("run chromium");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// The page's host rows, `HOST=STATE`, as the page shows them now.
 const ROWS: &str = "JSON.stringify([...document.querySelectorAll('tr.host')].map(r => r.dataset.host + '=' + r.dataset.state))";
 
@@ -136,7 +99,7 @@ fn rows_are(value: &Value, want: &str) -> bool {
 
 #[test]
 fn the_web_roster_in_chromium_shows_three_hosts_and_one_that_leaves() {
-    let Some(bin) = chromium() else { return };
+    let Some(bin) = cdp::chromium() else { return };
     let (hub, addr) = hub_home();
     let _server = run_hub(&hub);
     let mut hosts = Vec::new();
@@ -203,12 +166,12 @@ fn the_web_roster_in_chromium_shows_three_hosts_and_one_that_leaves() {
 
     // A fresh load shows the same; without the token, no data.
     let cli = profiles.path().join("cli");
-    let dom = chromium_run(&bin, &cli, &url, &["--dump-dom"]);
+    let dom = cdp::chromium_run(&bin, &cli, &url, &["--dump-dom"]);
     assert!(
         dom.contains("data-host=\"c\" data-state=\"offline\""),
         "{dom}"
     );
-    let bare = chromium_run(&bin, &cli, &format!("{base}/"), &["--dump-dom"]);
+    let bare = cdp::chromium_run(&bin, &cli, &format!("{base}/"), &["--dump-dom"]);
     assert!(
         bare.contains("id=\"status\"") && !bare.contains("data-host="),
         "no data without the token: {bare}"
@@ -216,7 +179,7 @@ fn the_web_roster_in_chromium_shows_three_hosts_and_one_that_leaves() {
 
     let shot = profiles.path().join("web-roster.png");
     let arg = format!("--screenshot={}", shot.display());
-    chromium_run(&bin, &cli, &url, &[&arg, "--window-size=1280,800"]);
+    cdp::chromium_run(&bin, &cli, &url, &[&arg, "--window-size=1280,800"]);
     let png = std::fs::read(&shot).expect("the screenshot was written");
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
     let exe = std::env::current_exe().expect("exe");

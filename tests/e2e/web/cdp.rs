@@ -1,11 +1,12 @@
-//! Just enough of the Chrome DevTools Protocol to watch one page live:
-//! headless Chromium from the system's packages with a debugging port on
-//! loopback, its page's websocket, and `Runtime.evaluate`. Every wait is
+//! Headless Chromium (from the system's packages) for the web roster's
+//! test: one-shot runs (`--dump-dom`, `--screenshot`), and just enough of
+//! the Chrome DevTools Protocol to watch one page live: a debugging port on
+//! loopback, the page's websocket, and `Runtime.evaluate`. Every wait is
 //! bounded; the browser is killed when the test ends.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -28,6 +29,42 @@ pub(crate) const HEADLESS: [&str; 8] = [
     "--disable-component-update",
     "--disable-sync",
 ];
+
+/// Headless Chromium from the system's packages; `None` (with a notice)
+/// outside CI when it is missing. In CI a missing Chromium fails.
+pub(crate) fn chromium() -> Option<PathBuf> {
+    let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install Debian's chromium package for the web roster's test"
+        );
+        eprintln!(
+            "SKIPPED: no /usr/bin/chromium (apt-get install chromium); the web roster's browser test did not run"
+        );
+    }
+    found
+}
+
+/// Runs headless Chromium on `url` with `args`, bounded in time; its stdout.
+pub(crate) fn chromium_run(bin: &Path, profile: &Path, url: &str, args: &[&str]) -> String {
+    let out = Command::new("timeout")
+        .arg("60")
+        .arg(bin)
+        .args(HEADLESS)
+        .arg("--virtual-time-budget=5000")
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .expect("run chromium");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
 
 /// A headless Chromium showing one page, driven over its websocket.
 pub(crate) struct Browser {
