@@ -101,7 +101,7 @@ fn rows_are(value: &Value, want: &str) -> bool {
 fn the_web_roster_in_chromium_shows_three_hosts_and_one_that_leaves() {
     let Some(bin) = cdp::chromium() else { return };
     let (hub, addr) = hub_home();
-    let _server = run_hub(&hub);
+    let mut server = run_hub(&hub);
     let mut hosts = Vec::new();
     for (name, peer) in [("a", "lead"), ("b", "builder"), ("c", "tester")] {
         let mut host = host_home(&hub, name, &addr);
@@ -190,6 +190,21 @@ fn the_web_roster_in_chromium_shows_three_hosts_and_one_that_leaves() {
             println!("screenshot: {}", kept.display());
         }
     }
+
+    // The hub stops: the page keeps the last roster and says so.
+    flotilla_tests::stop_child(&mut server);
+    let mut dom = String::new();
+    for _ in 0..20 {
+        dom = cdp::chromium_run(&bin, &cli, &url, &["--dump-dom"]);
+        if dom.contains("the hub does not answer") {
+            break;
+        }
+    }
+    assert!(dom.contains("the hub does not answer"), "{dom}");
+    assert!(
+        dom.contains("data-host=\"a\""),
+        "the last roster stays: {dom}"
+    );
 }
 
 /// `hub run` with `[hub_server] web` on a free loopback port; the URL it
