@@ -238,16 +238,32 @@ async fn events(mut stream: TcpStream, shared: &Shared) -> Result<(), std::io::E
     let mut keep_alive = tokio::time::interval(KEEP_ALIVE);
     keep_alive.tick().await;
     let mut probe = [0u8; 64];
+    let mut send_current = true;
     loop {
-        let json = current.borrow_and_update().clone();
-        if !json.is_empty() {
-            stream.write_all(&http::roster_event(&json)).await?;
+        if send_current {
+            let json = current.borrow_and_update().clone();
+            if !json.is_empty() {
+                stream.write_all(&http::roster_event(&json)).await?;
+            }
         }
-        tokio::select! {
-            changed = current.changed() => if changed.is_err() { return Ok(()) },
-            _ = keep_alive.tick() => stream.write_all(b": keep-alive\n\n").await?,
-            // The client closed (or sent more than a GET head): done.
-            read = stream.read(&mut probe) => if matches!(read, Ok(0) | Err(_)) { return Ok(()) },
-        }
+        send_current = tokio::select! {
+            changed = current.changed() => {
+                if changed.is_err() {
+                    return Ok(());
+                }
+                true
+            }
+            _ = keep_alive.tick() => {
+                stream.write_all(b": keep-alive\n\n").await?;
+                false
+            }
+            // The client closed: done. Anything it sends is ignored.
+            read = stream.read(&mut probe) => {
+                if matches!(read, Ok(0) | Err(_)) {
+                    return Ok(());
+                }
+                false
+            }
+        };
     }
 }
