@@ -48,3 +48,4 @@ mod sessions_live;
 mod tables;
 mod top;
 mod vendor_lanes;
+mod web;

@@ -380,6 +380,24 @@ mod tests {
     }
 
     #[test]
+    fn a_hub_web_roster_on_a_public_address_is_refused() {
+        let hub = |web: &str| {
+            format!("[hub_server]\nname = \"h\"\nlisten = \"0.0.0.0:7700\"\nweb = \"{web}\"\n")
+        };
+        let config = HostConfig::parse(&hub("127.0.0.1:7780")).expect("loopback");
+        assert_eq!(
+            config.hub_server.and_then(|s| s.web).as_deref(),
+            Some("127.0.0.1:7780")
+        );
+        for public in ["0.0.0.0:7780", "192.0.2.1:80", "[::]:7780", "nonsense"] {
+            let err = HostConfig::parse(&hub(public)).expect_err(public);
+            assert!(err.contains("[hub_server] web"), "{err}");
+        }
+        let err = HostConfig::parse(&hub("0.0.0.0:7780")).expect_err("public");
+        assert!(err.contains("needs TLS"), "{err}");
+    }
+
+    #[test]
     fn the_hub_target_needs_a_port_and_a_name() {
         let c = HostConfig::parse("hub = \"hub.home.arpa:7700\"").expect("dns");
         let target = c.hub_target().expect("valid").expect("a hub");
