@@ -57,7 +57,7 @@ fn one_ctrl_c_detaches_and_the_lane_keeps_running() {
     let said = std::fs::read_to_string(&stderr).expect("stderr");
     assert!(
         said.contains("detached: lane once keeps running")
-            && said.contains("`flotilla lane wait once`"),
+            && said.contains(&format!("`{}`", home.flotilla_cmd("lane wait once"))),
         "{said}"
     );
     assert_eq!(home.json(&["lane", "status", "once"])["phase"], "running");

@@ -118,7 +118,8 @@ fn lane_rm_and_prune_remove_lanes_for_good_but_never_a_running_one() {
     });
     let (c, v) = code(&home, &["lane", "rm", "kept"]);
     assert_eq!(c, 6, "an uncollected result needs --force: {v}");
-    assert!(error_of(&v).1.contains("flotilla lane wait kept"), "{v}");
+    let wait = home.flotilla_cmd("lane wait kept");
+    assert!(error_of(&v).1.contains(&wait), "{v}");
     assert_eq!(code(&home, &["lane", "rm", "kept", "--force"]).0, 0);
 
     assert_eq!(exec("busy", "start", "sleep 30").0, 0);
@@ -127,7 +128,8 @@ fn lane_rm_and_prune_remove_lanes_for_good_but_never_a_running_one() {
     });
     let (c, v) = code(&home, &["lane", "rm", "busy", "--force"]);
     assert_eq!(c, 6, "a running lane is never removed: {v}");
-    assert!(error_of(&v).1.contains("flotilla lane archive busy"), "{v}");
+    let archive = home.flotilla_cmd("lane archive busy");
+    assert!(error_of(&v).1.contains(&archive), "{v}");
     assert_eq!(home.json(&["lane", "status", "busy"])["phase"], "running");
     home.ok(&["lane", "archive", "busy"]);
     wait_until("busy is archived", Duration::from_secs(30), || {
@@ -267,4 +269,27 @@ fn the_roster_shows_each_lanes_phase_permission_owner_and_context() {
     wait_until("the lane is archived", Duration::from_secs(30), || {
         home.json(&["roster"])["lanes"] == serde_json::json!([])
     });
+}
+
+#[test]
+fn hints_name_the_home_given_on_the_command_line_but_not_one_from_the_environment() {
+    let home = daemon();
+    let (c, v) = code(&home, &["lane", "wait", "nosuch"]);
+    assert_eq!(c, 4, "{v}");
+    let hint = error_of(&v).1;
+    assert!(
+        hint.contains(&home.flotilla_cmd("lane list --all")),
+        "{hint}"
+    );
+    let out = std::process::Command::new(flotilla_tests::flotilla_bin())
+        .args(["--json", "lane", "wait", "nosuch"])
+        .env("FLOTILLA_HOME", home.path())
+        .output()
+        .expect("flotilla");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let hint = error_of(&v).1;
+    assert!(
+        hint.contains("`flotilla lane list --all`"),
+        "the same shell has FLOTILLA_HOME: {hint}"
+    );
 }

@@ -13,7 +13,7 @@ fn logs_prints_follows_and_says_when_there_is_none() {
     let mut home = TestHome::new();
     let none = home.fails(&["logs"], 4);
     assert!(
-        none.contains("no log at") && none.contains("flotilla up"),
+        none.contains("no log at") && none.contains(&home.flotilla_cmd("up")),
         "{none}"
     );
 

@@ -29,7 +29,10 @@ fn a_remote_lane_without_cd_runs_in_remote_lane_dir_and_its_notice_names_the_hos
     ]);
     assert!(
         started.contains(&format!("in {} on work", app.display()))
-            && started.contains("collect with: flotilla lane wait where --host work"),
+            && started.contains(&format!(
+                "collect with: {}",
+                laptop.flotilla_cmd("lane wait where --host work")
+            )),
         "{started}"
     );
     let mut notice = String::new();

@@ -222,7 +222,7 @@ fn top_refuses_a_pipe_and_json_and_has_its_manual_page() {
     );
     let stderr = home.fails(&["top"], 2);
     assert!(
-        stderr.contains("needs a terminal") && stderr.contains("flotilla roster --json"),
+        stderr.contains("needs a terminal") && stderr.contains(&home.flotilla_cmd("roster --json")),
         "{stderr}"
     );
     let out = home.run(&["--json", "top"]);

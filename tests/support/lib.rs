@@ -165,6 +165,11 @@ impl TestHome {
         cmd
     }
 
+    /// `flotilla --home HOME REST`: a command as this home's hints name it.
+    pub fn flotilla_cmd(&self, rest: &str) -> String {
+        format!("flotilla --home {} {rest}", self.path().display())
+    }
+
     /// Runs a command to completion.
     pub fn run(&self, args: &[&str]) -> Output {
         self.command(args)

@@ -77,14 +77,17 @@ mod tests {
     fn each_command_gets_the_home_once() {
         let home = "--home /tmp/h";
         assert_eq!(
-            with_home("collect it with `flotilla lane wait x`, or `flotilla lane rm x`", home),
+            with_home(
+                "collect it with `flotilla lane wait x`, or `flotilla lane rm x`",
+                home
+            ),
             "collect it with `flotilla --home /tmp/h lane wait x`, or `flotilla --home /tmp/h lane rm x`"
         );
+        assert_eq!(with_home("flotilla up", home), "flotilla --home /tmp/h up");
         assert_eq!(
-            with_home("flotilla up", home),
-            "flotilla --home /tmp/h up"
+            with_home("`flotilla --home /x up`", home),
+            "`flotilla --home /x up`"
         );
-        assert_eq!(with_home("`flotilla --home /x up`", home), "`flotilla --home /x up`");
         assert_eq!(
             with_home("the flotilla daemon: flotilla-enroll-v1", home),
             "the flotilla daemon: flotilla-enroll-v1"

@@ -305,6 +305,7 @@ async fn deliver(
         }
     };
     let id = a.id.unwrap_or_else(MessageId::generate);
+    let sender = a.sender.id.name.clone();
     let message = NewMessage {
         id: id.clone(),
         from: a.sender.id,
@@ -339,7 +340,7 @@ async fn deliver(
                 }
                 let sent = match sent {
                     Ok(r) if r.recipients.iter().any(|p| !ctx.is_local(p)) => {
-                        crate::verdict::await_hub(&ctx, r).await
+                        crate::verdict::await_hub(&ctx, r, &sender).await
                     }
                     other => other,
                 };

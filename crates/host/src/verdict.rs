@@ -31,6 +31,7 @@ fn linked(ctx: &HostContext) -> bool {
 pub(crate) async fn await_hub(
     ctx: &HostContext,
     mut reply: SendReply,
+    sender: &flotilla_actors::names::PeerName,
 ) -> Result<SendReply, ControlError> {
     let mut epoch = ctx.mail_epoch.clone();
     let deadline = tokio::time::Instant::now() + VERDICT_WAIT;
@@ -76,7 +77,9 @@ pub(crate) async fn await_hub(
                 ids.join(", ")
             ),
         )
-        .with_hint("recipients on this host (if any) got it; `flotilla outbox --as NAME` shows each recipient")
+        .with_hint(format!(
+            "recipients on this host (if any) got it; `flotilla outbox --as {sender}` shows each recipient"
+        ))
         .with_details(json!({ "id": reply.id, "remote": reply.remote })));
     }
     Ok(reply)

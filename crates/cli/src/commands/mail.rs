@@ -47,7 +47,7 @@ fn message_id(body: &Body) -> Result<MessageId> {
     })
 }
 
-fn print_sent(env: &Env, reply: &SendReply) -> Result<(), StdoutError> {
+fn print_sent(env: &Env, sender: &PeerName, reply: &SendReply) -> Result<(), StdoutError> {
     if env.json {
         output::json(reply)?;
         return Ok(());
@@ -80,45 +80,49 @@ fn print_sent(env: &Env, reply: &SendReply) -> Result<(), StdoutError> {
     }
     if waiting > 0 {
         outln!(
-            "  {waiting} recipient(s) on other hosts: kept here until the hub link is up (`flotilla outbox --as NAME`)"
+            "  {waiting} recipient(s) on other hosts: kept here until the hub link is up (`{}`)",
+            crate::hint::paste(&format!("flotilla outbox --as {sender}"))
         )?;
     }
     Ok(())
 }
 
 pub(crate) async fn send(env: &Env, args: SendArgs) -> Result<u8> {
+    let sender = PeerName::new(&args.sender.as_peer)?;
     let op = protocol::SendArgs {
-        as_peer: PeerName::new(&args.sender.as_peer)?,
+        as_peer: sender.clone(),
         to: args.to,
         summary: args.body.summary.clone(),
         id: Some(message_id(&args.body)?),
         body: message_text(&args.body.message)?,
     };
-    print_sent(env, &call_retrying(env, &op).await?)?;
+    print_sent(env, &sender, &call_retrying(env, &op).await?)?;
     Ok(OK)
 }
 
 pub(crate) async fn broadcast(env: &Env, args: BroadcastArgs) -> Result<u8> {
+    let sender = PeerName::new(&args.sender.as_peer)?;
     let op = protocol::BroadcastArgs {
-        as_peer: PeerName::new(&args.sender.as_peer)?,
+        as_peer: sender.clone(),
         group: GroupName::new(&args.group)?,
         summary: args.body.summary.clone(),
         id: Some(message_id(&args.body)?),
         body: message_text(&args.body.message)?,
     };
-    print_sent(env, &call_retrying(env, &op).await?)?;
+    print_sent(env, &sender, &call_retrying(env, &op).await?)?;
     Ok(OK)
 }
 
 pub(crate) async fn reply(env: &Env, args: ReplyArgs) -> Result<u8> {
+    let sender = PeerName::new(&args.sender.as_peer)?;
     let op = protocol::ReplyArgs {
-        as_peer: PeerName::new(&args.sender.as_peer)?,
+        as_peer: sender.clone(),
         to_message: MessageId::new(&args.to_message)?,
         summary: args.body.summary.clone(),
         id: Some(message_id(&args.body)?),
         body: message_text(&args.body.message)?,
     };
-    print_sent(env, &call_retrying(env, &op).await?)?;
+    print_sent(env, &sender, &call_retrying(env, &op).await?)?;
     Ok(OK)
 }
 

@@ -86,8 +86,9 @@ pub(crate) fn lanes_table(lanes: &[flotilla_actors::protocol::LaneView]) -> Stri
         ]);
     }
     let mut out = crate::table::render(&t);
-    if lanes.iter().any(|v| v.uncollected) {
-        out.push_str("(a waiting result is collected with: flotilla lane wait NAME)\n");
+    for v in lanes.iter().filter(|v| v.uncollected) {
+        let wait = crate::hint::paste(&format!("flotilla lane wait {}", v.lane.name));
+        let _ = writeln!(out, "({}'s result is waiting: {wait})", v.lane);
     }
     out
 }

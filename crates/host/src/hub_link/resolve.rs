@@ -29,8 +29,10 @@ pub(super) enum ResolveError {
     Lookup(String),
     /// No hub of our CA answered.
     #[error(
-        "no hub with CA fingerprint {0} answered on the LAN; check that the hub runs with \
-         advertise = true, or pass --hub ADDR"
+        "no hub with CA fingerprint {0} answered over mDNS on the LAN; a hub is found this way \
+         only while it runs with advertise = true (the default) on an address other hosts \
+         reach: one listening on loopback (127.0.0.1) is never advertised, so give such a hub \
+         as --hub 127.0.0.1:PORT; otherwise pass --hub ADDR"
     )]
     NoHub(Fingerprint),
     /// This home has no CA certificate to match against.
@@ -146,6 +148,10 @@ mod tests {
         let text = err.to_string();
         assert!(text.contains(&ours.to_string()), "{text}");
         assert!(text.contains("advertise = true") && text.contains("--hub ADDR"));
+        assert!(
+            text.contains("loopback") && text.contains("--hub 127.0.0.1:PORT"),
+            "a hub on loopback is never advertised: say so, not only advertise = true: {text}"
+        );
     }
 
     #[tokio::test]

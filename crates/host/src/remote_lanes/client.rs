@@ -76,7 +76,8 @@ pub async fn call(ctx: &Arc<HostContext>, args: RemoteCallArgs) -> Result<Value,
             format!("the hub link dropped before {} answered", args.host),
         )
         .with_hint(format!(
-            "a lane started there keeps running; once the link is back, ask again (for example `flotilla lane wait NAME --host {}`)",
+            "a lane started there keeps running; once the link is back, ask again (`flotilla lane wait {} --host {}`)",
+            lane_name(&args.args).unwrap_or("NAME"),
             args.host
         ))
     };
@@ -101,6 +102,11 @@ pub async fn call(ctx: &Arc<HostContext>, args: RemoteCallArgs) -> Result<Value,
         Err(json) => Err(serde_json::from_str::<ControlError>(&json)
             .unwrap_or_else(|_| ControlError::new(ErrorCode::Internal, json))),
     }
+}
+
+/// The lane a relayed op names (its `name` argument), if any.
+fn lane_name(args: &serde_json::Value) -> Option<&str> {
+    args.get("name").and_then(|n| n.as_str())
 }
 
 #[cfg(test)]

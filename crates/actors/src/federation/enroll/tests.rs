@@ -83,8 +83,13 @@ fn damaged_tokens_are_refused_with_a_reason() {
     assert!(said.contains("cut short"), "{said}");
     assert!(!said.contains("line 1 column"), "{said}");
     let altered = format!("{TOKEN_PREFIX}{}", base64url_encode(b"{\"v\":1,}"));
-    let said = EnrollToken::parse(&altered).expect_err("altered").to_string();
-    assert!(said.contains("altered") && !said.contains("column"), "{said}");
+    let said = EnrollToken::parse(&altered)
+        .expect_err("altered")
+        .to_string();
+    assert!(
+        said.contains("altered") && !said.contains("column"),
+        "{said}"
+    );
     let mut bad = token();
     bad.ca_fingerprint = "sha256:zz".into();
     assert!(EnrollToken::parse(&bad.encode()).is_err());
