@@ -60,7 +60,7 @@ fn default_auto_archive() -> Option<u64> {
 }
 
 /// Reply of `lane.start` and `lane.resume`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaneStartReply {
     /// The lane's peer id.
     pub lane: PeerId,
@@ -116,7 +116,7 @@ pub struct LaneListArgs {
 }
 
 /// A lane as shown by `lane.status` and `lane.list`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaneView {
     /// The lane's peer id.
     pub lane: PeerId,
@@ -151,7 +151,7 @@ pub struct LaneView {
 }
 
 /// Reply of `lane.list`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaneListReply {
     /// Schema id: `flotilla.lanes.v1`.
     pub schema: String,
@@ -195,7 +195,7 @@ pub struct LaneDoctorArgs {
 }
 
 /// One CLI's line in `lane.doctor`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CliCheck {
     /// The CLI.
     pub cli: CliKind,
@@ -219,7 +219,7 @@ pub struct CliCheck {
 }
 
 /// Reply of `lane.doctor`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaneDoctorReply {
     /// Schema id: `flotilla.lane-doctor.v1`.
     pub schema: String,
@@ -239,7 +239,7 @@ pub struct LaneRemoveArgs {
 }
 
 /// Reply of `lane.remove`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaneRemoveReply {
     /// Schema id: `flotilla.lane-remove.v1`.
     pub schema: String,
@@ -259,7 +259,7 @@ pub struct LanePruneArgs {
 }
 
 /// A lane that `lane.prune` left, and why.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaneKept {
     /// The lane.
     pub lane: PeerId,
@@ -268,7 +268,7 @@ pub struct LaneKept {
 }
 
 /// Reply of `lane.prune`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LanePruneReply {
     /// Schema id: `flotilla.lane-prune.v1`.
     pub schema: String,
@@ -279,7 +279,7 @@ pub struct LanePruneReply {
 }
 
 /// A lane as the operator's roster shows it (`roster`'s `lanes[]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RosterLane {
     /// The lane's peer id.
     pub id: PeerId,
