@@ -10,6 +10,7 @@ mod commands;
 mod exit;
 mod mcp;
 mod output;
+mod schemas;
 mod shim;
 mod shim_reaper;
 mod table;
