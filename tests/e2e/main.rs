@@ -40,6 +40,7 @@ mod model_server;
 mod netns_link;
 mod protocol;
 mod remote_lanes;
+mod schemas;
 mod service;
 mod sessions;
 mod sessions_live;

@@ -22,7 +22,19 @@ use crate::model::Timestamp;
 use crate::names::{GroupName, PeerId, PeerName};
 
 /// Which CLI a lane runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum CliKind {
     /// A plain command; the prompt on its stdin.
@@ -91,7 +103,9 @@ impl FromStr for CliKind {
 }
 
 /// One permission vocabulary, mapped onto each CLI's own flags.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Permissions {
     /// The CLI's own headless default.
@@ -165,7 +179,9 @@ pub struct LaneSpec {
 }
 
 /// Token usage of a turn.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Usage {
     /// Input tokens.
     pub input: u64,

@@ -110,7 +110,9 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
             }
             crate::shim::run(&dir, stdin_prompt, &argv).await
         }
-        Command::Completions(_) | Command::Man(_) | Command::Schemas(_) => unreachable!("handled above"),
+        Command::Completions(_) | Command::Man(_) | Command::Schemas(_) => {
+            unreachable!("handled above")
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 //! any shape (the commands own their output).
 
 mod handwritten;
+mod handwritten_setup;
 #[cfg(test)]
 mod tests;
 
@@ -119,9 +120,7 @@ const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 /// `properties.schema` becomes `{"const": id}` and is required.
 fn pin_schema_property(id: &str, object: &mut serde_json::Map<String, Value>) {
     let pinned = json!({"description": "The schema id of this shape.", "const": id});
-    let properties = object
-        .entry("properties")
-        .or_insert_with(|| json!({}));
+    let properties = object.entry("properties").or_insert_with(|| json!({}));
     if let Some(properties) = properties.as_object_mut() {
         let mut ordered = serde_json::Map::new();
         ordered.insert("schema".into(), pinned);

@@ -18,16 +18,26 @@ fn shipped_schemas_match_the_generated_ones() {
         expected.push(name.clone());
         let text = shape.text().expect("a schema renders");
         let shipped = std::fs::read_to_string(dir.join(&name)).unwrap_or_default();
-        assert!(shipped == text, "docs/schemas/{name} differs from the generated schema; {regenerate}");
+        assert!(
+            shipped == text,
+            "docs/schemas/{name} differs from the generated schema; {regenerate}"
+        );
     }
     let mut extra = Vec::new();
     for entry in std::fs::read_dir(&dir).expect("docs/schemas/ exists") {
-        let name = entry.expect("a directory entry").file_name().to_string_lossy().into_owned();
+        let name = entry
+            .expect("a directory entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
         if name.ends_with(".json") && !expected.contains(&name) {
             extra.push(name);
         }
     }
-    assert!(extra.is_empty(), "docs/schemas/ has files no shape generates: {extra:?}; {regenerate}");
+    assert!(
+        extra.is_empty(),
+        "docs/schemas/ has files no shape generates: {extra:?}; {regenerate}"
+    );
 }
 
 #[test]
@@ -36,7 +46,11 @@ fn every_schema_names_its_id_and_pins_the_schema_property() {
         assert_eq!(shape.schema["$id"], shape.id);
         assert_eq!(shape.schema["title"], shape.id);
         if shape.id != super::handwritten::ERROR_ID {
-            assert_eq!(shape.schema["properties"]["schema"]["const"], shape.id, "{}", shape.id);
+            assert_eq!(
+                shape.schema["properties"]["schema"]["const"], shape.id,
+                "{}",
+                shape.id
+            );
         }
     }
 }
