@@ -184,6 +184,41 @@ fn offline_shapes(s: &mut ShippedSchemas, home: &TestHome) {
         &["schemas", "--out", schemas.to_str().expect("utf-8 path")],
     );
     s.run(home, &["schemas"]);
+    s.run(home, &["roster", "--no-such-flag"]);
+}
+
+/// The benchmarks, with tiny parameters (only their shapes matter here).
+fn bench_shapes(s: &mut ShippedSchemas, home: &TestHome) {
+    s.run(
+        home,
+        &[
+            "bench",
+            "local",
+            "--latency-messages",
+            "5",
+            "--throughput-messages",
+            "20",
+            "--queued-messages",
+            "20",
+        ],
+    );
+    s.run(
+        home,
+        &["bench", "lanes", "--runs", "1", "--idle-lanes", "1"],
+    );
+    s.run(
+        home,
+        &[
+            "bench",
+            "federation",
+            "--messages",
+            "5",
+            "--hosts",
+            "3",
+            "--peers-per-host",
+            "2",
+        ],
+    );
 }
 
 /// A hub with its CA: certificates, an enrolled host, groups, revocation.
@@ -225,6 +260,7 @@ fn every_json_shape_matches_its_shipped_schema() {
     daemon_shapes(&mut s, &TestHome::new());
     offline_shapes(&mut s, &TestHome::new());
     hub_shapes(&mut s);
+    bench_shapes(&mut s, &TestHome::new());
     let listed: BTreeSet<String> = NOT_PRODUCED_HERE
         .iter()
         .map(|(id, _)| (*id).to_owned())

@@ -50,7 +50,7 @@ impl Shape {
 }
 
 /// The schema of `T`, generated in draft 2020-12.
-fn derived<T: JsonSchema>() -> Schema {
+pub(crate) fn derived<T: JsonSchema>() -> Schema {
     SchemaSettings::draft2020_12()
         .into_generator()
         .into_root_schema_for::<T>()
@@ -75,7 +75,17 @@ pub(crate) fn catalog() -> Vec<Shape> {
         ("flotilla.lane-remove.v1", derived::<LaneRemoveReply>()),
         ("flotilla.lane-prune.v1", derived::<LanePruneReply>()),
         ("flotilla.hub-roster.v1", derived::<HubRosterReply>()),
+        ("flotilla.bench.local.v1", crate::bench::local_schema()),
+        (
+            "flotilla.bench.lanes.v1",
+            derived::<crate::bench_lanes::LaneFigures>(),
+        ),
+        (
+            "flotilla.bench.federation.v1",
+            derived::<crate::bench_federation::FederationFigures>(),
+        ),
     ];
+    add_cli_fields(&mut raw);
     raw.extend(handwritten::all());
     let mut shapes: Vec<Shape> = raw
         .into_iter()
@@ -86,6 +96,24 @@ pub(crate) fn catalog() -> Vec<Shape> {
         .collect();
     shapes.sort_by(|a, b| a.id.cmp(b.id));
     shapes
+}
+
+/// Fields the CLI adds to a daemon's reply when it prints it.
+fn add_cli_fields(raw: &mut [(&'static str, Schema)]) {
+    for (id, schema) in raw.iter_mut() {
+        if *id != "flotilla.inbox.v1" {
+            continue;
+        }
+        if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            properties.insert(
+                "acknowledged".into(),
+                json!({"type": "boolean", "description": "Whether these messages were acknowledged (not with `--peek`)."}),
+            );
+        }
+        if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+            required.push(json!("acknowledged"));
+        }
+    }
 }
 
 /// Sets `$id` and `title` to the schema id and pins the `schema` property
