@@ -5,10 +5,12 @@
 //! the tests of each command do.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 
 use flotilla_tests::federation::{PATIENCE, hub_home_on, run_hub};
-use flotilla_tests::{TestHome, free_udp_port, wait_until};
+use flotilla_tests::{TestHome, free_udp_port, stop_child, wait_until};
 use serde_json::Value;
 
 /// Shapes no single home can print here, each with what it needs.
@@ -152,12 +154,34 @@ fn daemon_shapes(s: &mut ShippedSchemas, home: &TestHome) {
     s.run(home, &["lane", "doctor"]);
     s.run(home, &["roster"]);
     s.run(home, &["lane", "rm", "done"]);
-    home.ok(&["lane", "archive", "later"]);
+    s.run(home, &["lane", "archive", "later"]);
     s.run(home, &["lane", "prune"]);
     s.run(home, &["lane", "status", "no-such-lane"]);
     s.run(home, &["doctor"]);
     s.run(home, &["logs"]);
+    log_line_shape(s, home);
     s.run(home, &["down"]);
+}
+
+/// `logs --follow --json`: reads its first line, then stops it.
+fn log_line_shape(s: &mut ShippedSchemas, home: &TestHome) {
+    let mut follower = home
+        .command(&["--json", "logs", "-n", "1", "--follow"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start logs --follow");
+    let mut line = String::new();
+    let read = follower
+        .stdout
+        .take()
+        .map(|out| BufReader::new(out).read_line(&mut line));
+    stop_child(&mut follower);
+    assert!(
+        matches!(read, Some(Ok(n)) if n > 0),
+        "logs --follow printed nothing"
+    );
+    let doc: Value = serde_json::from_str(&line).expect("a JSON line");
+    s.check("flotilla --json logs -n 1 --follow", &doc);
 }
 
 /// Shapes that need no daemon: config, integrations, service, pages.

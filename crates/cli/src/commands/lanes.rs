@@ -158,7 +158,7 @@ fn uuid_suffix() -> String {
 
 /// Schema id of `lane start|resume --json` without `--wait`.
 pub(crate) const LANE_START_SCHEMA: &str = "flotilla.lane-start.v1";
-/// Schema id of `lane status --json` (a [`LaneView`]).
+/// Schema id of `lane status|interrupt|archive --json` (a [`LaneView`]).
 pub(crate) const LANE_STATUS_SCHEMA: &str = "flotilla.lane-status.v1";
 /// Schema id of each lane event printed (`lane events --json` lines, the
 /// `turn.completed` of `lane run|wait --json`).

@@ -167,6 +167,13 @@ pub(super) fn all() -> Vec<(&'static str, Schema)> {
             ),
         ),
         (
+            "flotilla.log-line.v1",
+            top(
+                "One line of `flotilla logs --follow --json`.",
+                json!({"line": string("A line of the log, as written.")}),
+            ),
+        ),
+        (
             "flotilla.man.v1",
             top(
                 "`flotilla man --out DIR --json`.",
