@@ -18,9 +18,6 @@ const NOT_PRODUCED_HERE: &[(&str, &str)] = &[
     // Needs mDNS on the machine's network (tests/e2e/discovery.rs runs it
     // where multicast works).
     ("flotilla.discover.v1", "multicast DNS"),
-    // Needs a first Ctrl-C during a running `lane run` (a signal to a
-    // foreground command: tests/e2e/lane_ctrl_c.rs).
-    ("flotilla.lane-detached.v1", "a SIGINT during lane run"),
 ];
 
 /// The error envelope: known by its `error` key, it has no `schema` field.
@@ -156,11 +153,41 @@ fn daemon_shapes(s: &mut ShippedSchemas, home: &TestHome) {
     s.run(home, &["lane", "rm", "done"]);
     s.run(home, &["lane", "archive", "later"]);
     s.run(home, &["lane", "prune"]);
+    lane_detached_shape(s, home);
     s.run(home, &["lane", "status", "no-such-lane"]);
     s.run(home, &["doctor"]);
     s.run(home, &["logs"]);
     log_line_shape(s, home);
     s.run(home, &["down"]);
+}
+
+/// `lane run --json` detached by one Ctrl-C (SIGINT, as a terminal sends).
+fn lane_detached_shape(s: &mut ShippedSchemas, home: &TestHome) {
+    let sleep = format!("sleep {}", crate::lanes::unique(31));
+    let run = home
+        .command(&[
+            "--json", "lane", "run", "-n", "detach", "--cli", "exec", "--prompt", "x", "--", "sh",
+            "-c", &sleep,
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start lane run");
+    wait_until("the turn's process runs", PATIENCE, || {
+        let out = home.run(&["--json", "lane", "status", "detach"]);
+        serde_json::from_slice::<Value>(&out.stdout).is_ok_and(|v| v["pid"].is_u64())
+    });
+    // The attached command sets its Ctrl-C handler right after the start.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &run.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let out = run.wait_with_output().expect("lane run exits");
+    assert_eq!(out.status.code(), Some(0), "a detach exits 0");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    s.check("flotilla --json lane run (one Ctrl-C)", &doc);
+    home.ok(&["lane", "archive", "detach"]);
 }
 
 /// `logs --follow --json`: reads its first line, then stops it.
