@@ -9,14 +9,15 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use flotilla_tests::federation::{PATIENCE, hub_home_on, run_hub};
+use flotilla_tests::federation::{PATIENCE, hub_home_on, run_hub, wait_link};
 use flotilla_tests::{TestHome, free_udp_port, stop_child, wait_until};
 use serde_json::Value;
 
 /// Shapes no single home can print here, each with what it needs.
 const NOT_PRODUCED_HERE: &[(&str, &str)] = &[
-    // Needs mDNS on the machine's network (tests/e2e/discovery.rs runs it
-    // where multicast works).
+    // Needs multicast DNS: `hub_shapes` runs `discover` while its hub
+    // announces itself, and checks whatever it prints (the shape, or the
+    // error envelope where the machine has no multicast).
     ("flotilla.discover.v1", "multicast DNS"),
 ];
 
@@ -301,7 +302,16 @@ fn hub_shapes(s: &mut ShippedSchemas) {
     let token = invite["token"].as_str().expect("a token").to_owned();
     let host = TestHome::new();
     s.run(&host, &["host", "join", &token]);
+    host.ok(&["up"]);
+    s.run(&host, &["peer", "join", "remote-reader", "-g", "proj"]);
+    wait_link(&host, "the joined host to link", |l| {
+        l["state"] == "connected"
+    });
+    // A linked host: `hub_link` and the hub's view of its peers are filled.
+    s.run(&host, &["host", "status"]);
+    s.run(&host, &["roster", "--all"]);
     s.run(&hub, &["hub", "roster"]);
+    s.run(&host, &["discover", "--timeout", "1s"]);
     s.run(&hub, &["hub", "revoke", "laptop"]);
 }
 

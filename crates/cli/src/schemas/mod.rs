@@ -125,14 +125,10 @@ fn finish(id: &str, schema: Schema) -> Value {
         return value;
     };
     let mut finished = serde_json::Map::new();
-    for key in ["$schema", "$id", "title"] {
-        let field = match key {
-            "$id" => json!(id),
-            "title" => json!(id),
-            _ => object.remove(key).unwrap_or(json!(DIALECT)),
-        };
-        finished.insert(key.into(), field);
-    }
+    let dialect = object.remove("$schema").unwrap_or(json!(DIALECT));
+    finished.insert("$schema".into(), dialect);
+    finished.insert("$id".into(), json!(id));
+    finished.insert("title".into(), json!(id));
     object.remove("$id");
     object.remove("title");
     if id != handwritten::ERROR_ID {
