@@ -159,6 +159,17 @@ fn peers_on_three_hosts_reach_each_other_only_within_their_groups() {
     assert_eq!(hosts.len(), 3);
     assert!(hosts.iter().all(|h| h["state"] == "online"), "{roster}");
     assert!(hosts.iter().all(|h| h["rtt_ms"].is_number()), "{roster}");
+    // The human form: a table of hosts, then one of every peer.
+    let table = hub.ok(&["hub", "roster"]);
+    let host_rows = table
+        .lines()
+        .filter(|l| l.contains(" online ") && l.contains(" ms "))
+        .count();
+    assert_eq!(host_rows, 3, "{table}");
+    assert!(
+        table.contains("HOST") && table.contains("PEER") && table.contains("mac/tester"),
+        "{table}"
+    );
     stop_child(&mut server);
 }
 

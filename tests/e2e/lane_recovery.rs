@@ -115,7 +115,17 @@ fn the_watchdog_restarts_a_stalled_turn_in_place() {
     let (c, v) = code(
         &home,
         &[
-            "lane", "run", "--cli", "exec", "-n", "stuck", "--", "sh", "-c", &script,
+            "lane",
+            "run",
+            "--cli",
+            "exec",
+            "-n",
+            "stuck",
+            "--restart-on-stall",
+            "--",
+            "sh",
+            "-c",
+            &script,
         ],
     );
     assert_eq!((c, v["status"].as_str()), (0, Some("completed")), "{v}");
@@ -141,6 +151,7 @@ fn the_watchdog_gives_up_after_its_restarts() {
             "exec",
             "-n",
             "dead",
+            "--restart-on-stall",
             "--",
             "sh",
             "-c",

@@ -46,6 +46,7 @@ fn a_deadline_during_the_watchdogs_kill_ends_the_turn_without_a_relaunch() {
         "exec",
         "-n",
         "racy",
+        "--restart-on-stall",
         "--timeout",
         "5",
         "--",
@@ -76,7 +77,17 @@ fn down_after_a_restart_records_the_exit_of_the_attempt_that_ran() {
         "trap 'exit 7' INT; echo second; while :; do sleep 0.2; echo tick; done",
     );
     home.ok(&[
-        "lane", "start", "--cli", "exec", "-n", "twice", "--", "sh", "-c", &script,
+        "lane",
+        "start",
+        "--cli",
+        "exec",
+        "-n",
+        "twice",
+        "--restart-on-stall",
+        "--",
+        "sh",
+        "-c",
+        &script,
     ]);
     wait_until("the restarted attempt", Duration::from_secs(30), || {
         events(&home, "twice").contains("message: second")
@@ -118,6 +129,11 @@ printf '{{"type":"result","subtype":"success","is_error":false,"result":"got %s"
         "{STALLING}[clis]\nclaude = \"{}\"\n",
         fake.display()
     ));
+    // The watchdog checks the model endpoint before a restart: one that
+    // answers, on loopback.
+    let endpoint = std::net::TcpListener::bind("127.0.0.1:0").expect("listener");
+    let url = format!("http://{}", endpoint.local_addr().expect("addr"));
+    home.env.push(("ANTHROPIC_BASE_URL".into(), url));
     home.spawn_daemon("h");
     home.ok(&[
         "lane",
@@ -134,4 +150,82 @@ printf '{{"type":"result","subtype":"success","is_error":false,"result":"got %s"
     assert_eq!(c, 0, "{v}");
     assert_eq!(v["result"], "got SECOND-MARK", "{v}");
     assert!(events(&home, "two").contains("restarted the turn"));
+}
+
+/// Issue 12: a quiet exec command (a `sleep`) is not a stall to act on: the
+/// watchdog notes it and lets it run, unless the lane asked for restarts.
+#[test]
+fn an_exec_lanes_command_is_not_run_again_without_restart_on_stall() {
+    let mut home = TestHome::new();
+    home.write_config(STALLING);
+    home.spawn_daemon("h");
+    let counter = home.path().join("runs");
+    let script = format!("echo run >> {}; sleep 3; echo done", counter.display());
+    let (c, v) = code(
+        &home,
+        &[
+            "lane", "run", "--cli", "exec", "-n", "quiet", "--", "sh", "-c", &script,
+        ],
+    );
+    assert_eq!((c, v["result"].as_str()), (0, Some("done")), "{v}");
+    let runs = std::fs::read_to_string(&counter).expect("runs");
+    assert_eq!(runs.lines().count(), 1, "the command ran once");
+    let log = events(&home, "quiet");
+    assert!(log.contains("not run again unless"), "{log}");
+    assert!(!log.contains("restarting the turn"), "{log}");
+}
+
+/// Issue 12: an agent CLI whose model endpoint is unreachable is not
+/// restarted (a restart would stall again); the watchdog waits, spending
+/// no restart, and restarts it once the endpoint answers.
+#[test]
+fn the_watchdog_waits_for_the_model_endpoint_before_a_restart() {
+    let mut home = TestHome::new();
+    let fake = home.path().join("fake-claude");
+    let stalled = home.path().join("stalled-once");
+    let script = format!(
+        r#"#!/bin/sh
+prompt=$(cat)
+if [ ! -e {s} ]; then touch {s}; kill -STOP $$; fi
+printf '{{"type":"result","subtype":"success","is_error":false,"result":"got %s","session_id":"s"}}\n' "$prompt"
+"#,
+        s = stalled.display()
+    );
+    std::fs::write(&fake, script).expect("fake claude");
+    let chmod = std::process::Command::new("chmod")
+        .arg("755")
+        .arg(&fake)
+        .status()
+        .expect("chmod");
+    assert!(chmod.success());
+    // One restart allowed: waiting must not spend it.
+    home.write_config(&format!(
+        "watchdog_interval_ms = 100\nlane_stall_secs = 1.0\nlane_stall_restarts = 1\n\
+         [clis]\nclaude = \"{}\"\n",
+        fake.display()
+    ));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    home.env.push((
+        "ANTHROPIC_BASE_URL".into(),
+        format!("http://127.0.0.1:{port}"),
+    ));
+    home.spawn_daemon("h");
+    home.ok(&[
+        "lane", "start", "--cli", "claude", "-n", "net", "--prompt", "NET-MARK",
+    ]);
+    wait_until("the watchdog waits twice", Duration::from_secs(30), || {
+        events(&home, "net")
+            .matches("is unreachable; waiting")
+            .count()
+            >= 2
+    });
+    assert!(!events(&home, "net").contains("restarting the turn"));
+    let _endpoint = std::net::TcpListener::bind(("127.0.0.1", port)).expect("the endpoint");
+    let (c, v) = code(&home, &["lane", "wait", "net", "--timeout", "30"]);
+    assert_eq!(c, 0, "{v}");
+    assert_eq!(v["result"], "got NET-MARK", "{v}");
+    assert!(events(&home, "net").contains("restarted the turn"));
 }

@@ -27,7 +27,7 @@ fn federation() -> (TestHome, Running, TestHome, TestHome) {
 
 /// The same with `work`'s own policy, given `work`'s home
 /// (`allow_remote_groups = ["proj"]` is added).
-fn federation_with(
+pub(crate) fn federation_with(
     work_policy: impl FnOnce(&Path) -> String,
 ) -> (TestHome, Running, TestHome, TestHome) {
     let (hub, addr) = hub_home();

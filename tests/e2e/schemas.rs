@@ -158,7 +158,7 @@ fn daemon_shapes(s: &mut ShippedSchemas, home: &TestHome) {
     s.run(home, &["lane", "status", "no-such-lane"]);
     s.run(home, &["doctor"]);
     s.run(home, &["logs"]);
-    log_line_shape(s, home);
+    first_line_shape(s, home, &["--json", "logs", "-n", "1", "--follow"]);
     s.run(home, &["down"]);
 }
 
@@ -191,13 +191,15 @@ fn lane_detached_shape(s: &mut ShippedSchemas, home: &TestHome) {
     home.ok(&["lane", "archive", "detach"]);
 }
 
-/// `logs --follow --json`: reads its first line, then stops it.
-fn log_line_shape(s: &mut ShippedSchemas, home: &TestHome) {
+/// Starts a command that runs until stopped, checks its first line of
+/// output, then stops it (`logs --follow`, `hub web`).
+fn first_line_shape(s: &mut ShippedSchemas, home: &TestHome, args: &[&str]) {
+    let command = format!("flotilla {}", args.join(" "));
     let mut follower = home
-        .command(&["--json", "logs", "-n", "1", "--follow"])
+        .command(args)
         .stdout(Stdio::piped())
         .spawn()
-        .expect("start logs --follow");
+        .unwrap_or_else(|e| panic!("cannot start `{command}`: {e}"));
     let mut line = String::new();
     let read = follower
         .stdout
@@ -206,10 +208,11 @@ fn log_line_shape(s: &mut ShippedSchemas, home: &TestHome) {
     stop_child(&mut follower);
     assert!(
         matches!(read, Some(Ok(n)) if n > 0),
-        "logs --follow printed nothing"
+        "`{command}` printed nothing"
     );
-    let doc: Value = serde_json::from_str(&line).expect("a JSON line");
-    s.check("flotilla --json logs -n 1 --follow", &doc);
+    let doc: Value = serde_json::from_str(&line)
+        .unwrap_or_else(|e| panic!("`{command}` printed a line that is not JSON ({e}): {line}"));
+    s.check(&command, &doc);
 }
 
 /// Shapes that need no daemon: config, integrations, service, pages.
@@ -312,6 +315,8 @@ fn hub_shapes(s: &mut ShippedSchemas) {
     s.run(&host, &["roster", "--all"]);
     s.run(&hub, &["hub", "roster"]);
     s.run(&host, &["discover", "--timeout", "1s"]);
+    let web = format!("127.0.0.1:{}", free_udp_port());
+    first_line_shape(s, &hub, &["--json", "hub", "web", "--listen", &web]);
     s.run(&hub, &["hub", "revoke", "laptop"]);
 }
 

@@ -51,6 +51,7 @@ fn start_args(name: &str, dir: &std::path::Path) -> Result<LaneStartArgs> {
         owner: None,
         env: vec![],
         args: vec!["true".into()],
+        restart_on_stall: false,
         prompt: String::new(),
     })
 }

@@ -137,6 +137,13 @@ fn classify(err: &anyhow::Error) -> (u8, &'static str, Option<String>, Option<se
                 H::Listen(_) => return (USAGE, "invalid_address", None, None),
                 H::NotInitialized(_) => return (NOT_FOUND, "no_hub", None, None),
                 H::Bind(_) => return (FAILED, "bind_failed", None, None),
+                H::Web(
+                    flotilla_hub::web::WebError::Address(_)
+                    | flotilla_hub::web::WebError::NotLoopback(_),
+                ) => return (USAGE, "invalid_address", None, None),
+                H::Web(flotilla_hub::web::WebError::Bind { .. }) => {
+                    return (FAILED, "bind_failed", None, None);
+                }
                 H::Control(flotilla_hub::control::HubControlError::NotRunning { .. }) => {
                     return (NOT_RUNNING, "hub_not_running", None, None);
                 }
@@ -235,6 +242,7 @@ fn enrollment_code(e: &flotilla_host::enrollment::EnrollmentError) -> Option<Cla
 /// error.
 pub(crate) fn envelope(err: &anyhow::Error) -> (serde_json::Value, u8) {
     let (code, name, hint, details) = classify(err);
+    let hint = hint.map(|h| crate::hint::paste(&h));
     let obj = json!({"error": {"code": name, "exit": code, "message": message(err), "hint": hint, "details": details}});
     (obj, code)
 }

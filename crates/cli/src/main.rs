@@ -8,8 +8,10 @@ mod bench_federation;
 mod bench_lanes;
 mod commands;
 mod exit;
+mod hint;
 mod mcp;
 mod output;
+mod progress;
 mod schemas;
 mod shim;
 mod shim_reaper;
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
         }
     };
     let json = cli.json;
+    hint::set_home(cli.home.as_deref());
     verbosity::set_quiet(cli.quiet);
     if let Some(level) = verbosity::daemon_log_level(cli.verbose, cli.quiet) {
         // SAFETY: no other thread exists yet (the runtime starts below), so

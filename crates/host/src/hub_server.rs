@@ -3,7 +3,9 @@
 //! (the hub's endpoint, its enrollment listener and the watchers of the
 //! revocation list and of the group list `hub-groups.toml`, in the
 //! foreground until SIGTERM or SIGINT, advertised over mDNS unless
-//! `[hub_server] advertise = false`).
+//! `[hub_server] advertise = false`, and serving the read-only web roster
+//! when `[hub_server] web` is set), and `flotilla hub web` (that roster in
+//! its own process).
 //!
 //! Owns the glue between a [`Home`] and the hub crate: where the files are
 //! and which config key says where to listen. The certificates are made by
@@ -28,6 +30,7 @@ use flotilla_hub::revocation_list;
 use flotilla_hub::setup::{self, CertPaths, Initialized, SetupError};
 use flotilla_hub::store::{HubStore, HubStoreError};
 use flotilla_hub::view::HubRosterReply;
+use flotilla_hub::web::{WebError, WebServer};
 use flotilla_hub::{BindError, HubEndpoint};
 use ractor::Actor;
 use tokio::signal::unix::{SignalKind, signal};
@@ -81,6 +84,9 @@ pub enum HubServerError {
     /// The running hub could not be asked.
     #[error(transparent)]
     Control(#[from] HubControlError),
+    /// The web roster could not start.
+    #[error(transparent)]
+    Web(#[from] WebError),
 }
 
 /// What `hub init` did.
@@ -167,6 +173,10 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
     let (core, core_task) = start_core(home, &server, groups.load()?).await?;
     let control = control::bind(&hub_socket(home))?;
     let control_task = tokio::spawn(control::serve(control, core.clone()));
+    let web = match &server.web {
+        Some(listen) => Some(WebServer::bind(listen).await?),
+        None => None,
+    };
     let quic = setup::hub_server_config(&certs, revocations.clone())?;
     let link_queue = server
         .link_queue_bytes
@@ -206,6 +216,10 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
         endpoint.live_links(),
         until_stopped(stopped.clone()),
     ));
+    let serving_web = web.map(|web| {
+        announce_web(&web);
+        tokio::spawn(web.serve(hub_socket(home), until_stopped(stopped.clone())))
+    });
     let following = tokio::spawn(groups_file::watch(
         groups,
         core.clone(),
@@ -230,10 +244,68 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
         advertised.withdraw().await;
     }
     control_task.abort();
+    if let Some(serving_web) = serving_web {
+        serving_web.abort();
+    }
     let _ = std::fs::remove_file(hub_socket(home));
     core.stop(None);
     let _ = tokio::join!(core_task, enrolling, watching, following);
     tracing::info!("hub stopped");
+    Ok(())
+}
+
+/// Says where the web roster of `hub run` is: its URL with the token,
+/// once, on stderr only (the log file gets the address without it).
+fn announce_web(web: &WebServer) {
+    match (web.local_addr(), web.url()) {
+        (Ok(addr), Ok(url)) => {
+            tracing::info!(listen = %addr, "web roster listening (its URL and token are on stderr only)");
+            eprintln!("web roster: {url}");
+        }
+        (Err(e), _) | (_, Err(e)) => tracing::warn!("web roster: {e}"),
+    }
+}
+
+/// What `flotilla hub web` started: where, and the URL (with the token).
+#[derive(Debug, Clone)]
+pub struct WebStarted {
+    /// The address it listens on.
+    pub listen: SocketAddr,
+    /// The URL to open, the token in its fragment.
+    pub url: String,
+}
+
+/// `flotilla hub web`: serves the read-only web roster of the hub running
+/// from `home` on `listen` (default `[hub_server] web`, else
+/// 127.0.0.1:7780), until SIGTERM or SIGINT. Refuses a non-loopback
+/// address, and fails at once if no hub answers; `started` is told the URL
+/// once the listener is bound.
+pub async fn web(
+    home: &Home,
+    listen: Option<String>,
+    started: impl FnOnce(&WebStarted) -> std::io::Result<()>,
+) -> Result<(), HubServerError> {
+    let config = HostConfig::load(&home.config_file)?;
+    let listen = listen
+        .or_else(|| config.hub_server.and_then(|s| s.web))
+        .unwrap_or_else(|| flotilla_hub::web::DEFAULT_LISTEN.to_owned());
+    flotilla_hub::web::check_listen(&listen)?;
+    let socket = hub_socket(home);
+    control::roster(&socket).await?;
+    let web = WebServer::bind(&listen).await?;
+    started(&WebStarted {
+        listen: web.local_addr()?,
+        url: web.url()?,
+    })?;
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    web.serve(socket, async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
+    .await;
     Ok(())
 }
 

@@ -33,6 +33,7 @@ pub mod setup;
 pub mod store;
 pub mod transport;
 pub mod view;
+pub mod web;
 
 pub use endpoint::{BindError, HubEndpoint, LinkEvent};
 pub use flotilla_actors::tls::ALPN;

@@ -162,7 +162,9 @@ pub struct LaneSpec {
     pub permissions: Permissions,
     /// Per-turn deadline in seconds.
     pub timeout_secs: Option<u64>,
-    /// Stays for follow-up turns and messages; never auto-archived.
+    /// Outlives its owner and takes messages as prompts (ownership only:
+    /// it is auto-archived like any lane unless `auto_archive_secs` is
+    /// none).
     pub persistent: bool,
     /// Archive this long after a turn ends (None: never).
     pub auto_archive_secs: Option<u64>,
@@ -176,6 +178,9 @@ pub struct LaneSpec {
     pub env: Vec<(String, String)>,
     /// Arguments passed to the CLI unchanged (for exec: the command).
     pub args: Vec<String>,
+    /// The stall watchdog may run an exec lane's command again (agent
+    /// CLIs are restarted whatever this says; since store version 7).
+    pub restart_on_stall: bool,
 }
 
 /// Token usage of a turn.

@@ -20,6 +20,7 @@ fn spec() -> LaneSpec {
         owner: PeerId::parse("h/lead").expect("owner"),
         env: vec![],
         args: vec!["true".into()],
+        restart_on_stall: false,
     }
 }
 

@@ -51,6 +51,9 @@ pub struct LaneStartArgs {
     /// Arguments for the CLI (for exec: the command).
     #[serde(default)]
     pub args: Vec<String>,
+    /// The stall watchdog may run an exec lane's command again.
+    #[serde(default)]
+    pub restart_on_stall: bool,
     /// The prompt.
     pub prompt: String,
 }
@@ -66,6 +69,9 @@ pub struct LaneStartReply {
     pub lane: PeerId,
     /// The turn started.
     pub turn: u32,
+    /// Where the lane works, on its host (`lane.start` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
 }
 
 macro_rules! name_args {

@@ -12,7 +12,7 @@ use crate::lane::{LaneRecord, TurnResult};
 use crate::model::Timestamp;
 use crate::names::PeerId;
 
-const RECORD_LIMIT: usize = 16 * 1024 * 1024;
+pub(super) const RECORD_LIMIT: usize = 16 * 1024 * 1024;
 
 /// Inserts or replaces a lane.
 pub(crate) fn put_lane(txn: &WriteTransaction, lane: &LaneRecord) -> Result<(), StoreError> {

@@ -15,6 +15,7 @@ mod retention;
 mod schema;
 #[cfg(test)]
 mod tests;
+mod upgrade_v7;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};

@@ -22,6 +22,7 @@ fn record() -> LaneRecord {
         owner: PeerId::parse("h/lead").expect("owner"),
         env: vec![],
         args: vec!["true".into()],
+        restart_on_stall: false,
     };
     LaneRecord::new(spec, Timestamp(1))
 }
@@ -86,4 +87,60 @@ async fn a_version_4_store_gains_the_lane_notice_and_shelf_tables() {
     assert_eq!(store.schema_version().expect("v"), SCHEMA_VERSION);
     assert!(store.lane_notices("w").expect("notices").is_empty());
     assert!(store.lane_shelf("w").expect("shelf").is_empty());
+}
+
+#[tokio::test]
+async fn a_version_6_lane_record_is_rewritten_by_the_upgrade_to_version_7() {
+    use super::upgrade_v7::{LaneRecordV6, LaneSpecV6};
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("s.redb");
+    let new = record();
+    let s = new.spec.clone();
+    let old = LaneRecordV6 {
+        spec: LaneSpecV6 {
+            name: s.name,
+            cli: s.cli,
+            cwd: s.cwd,
+            model: s.model,
+            permissions: s.permissions,
+            timeout_secs: s.timeout_secs,
+            persistent: s.persistent,
+            auto_archive_secs: s.auto_archive_secs,
+            groups: s.groups,
+            inherit_groups: s.inherit_groups,
+            owner: s.owner,
+            env: s.env,
+            args: s.args,
+        },
+        phase: new.phase,
+        turns: new.turns,
+        native_session: None,
+        running: None,
+        uncollected: None,
+        last_result: None,
+        created_at: new.created_at,
+        finished_at: None,
+        queued: vec![],
+    };
+    {
+        let store = Store::open(&path).expect("create");
+        let txn = store.db().expect("db").begin_write().expect("txn");
+        let bytes = crate::codec::encode(&old).expect("encode");
+        txn.open_table(super::schema::LANES)
+            .expect("lanes")
+            .insert("w", bytes.as_slice())
+            .expect("put");
+        txn.open_table(META)
+            .expect("meta")
+            .insert(VERSION_KEY, 6)
+            .expect("v6");
+        txn.commit().expect("commit");
+        assert!(
+            store.load_lanes().is_err(),
+            "version 7 cannot read it as is"
+        );
+    }
+    let store = Store::open(&path).expect("upgrade");
+    assert_eq!(store.schema_version().expect("v"), SCHEMA_VERSION);
+    assert_eq!(store.load_lanes().expect("lanes"), vec![new]);
 }

@@ -1,5 +1,5 @@
 //! The hub's, the certificates' and discovery's arguments: `hub
-//! init|run|install|uninstall|invite|revoke|roster|groups`, `certs issue|show`,
+//! init|run|install|uninstall|invite|revoke|roster|web|groups`, `certs issue|show`,
 //! `discover`.
 
 use std::path::PathBuf;
@@ -34,6 +34,8 @@ pub(crate) enum HubCommand {
     Uninstall(ServiceArgs),
     /// The operator's view of the federation: every host, its link, peers, lanes and queue.
     Roster,
+    /// Serve the read-only web roster of the running hub on loopback (URL and token printed once).
+    Web(HubWebArgs),
     /// Make a single-use enrollment token for HOST (printed alone on stdout).
     Invite(HubInviteArgs),
     /// Revoke every certificate issued to HOST; a running hub drops its link.
@@ -73,6 +75,13 @@ pub(crate) enum HubGroupsCommand {
         /// The group.
         group: String,
     },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HubWebArgs {
+    /// The TCP address to serve on, loopback only (default: [hub_server] web, else 127.0.0.1:7780).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) listen: Option<String>,
 }
 
 #[derive(Debug, Args)]

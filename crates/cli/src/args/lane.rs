@@ -129,6 +129,10 @@ pub(crate) struct LaneStartArgs {
     /// Never archive automatically.
     #[arg(long)]
     pub(crate) no_auto_archive: bool,
+    /// Let the stall watchdog kill and run an exec lane's command again
+    /// when it makes no progress (agent CLIs are always restarted).
+    #[arg(long)]
+    pub(crate) restart_on_stall: bool,
     /// A group to join (repeatable).
     #[arg(short = 'g', long = "group", value_name = "GROUP")]
     pub(crate) groups: Vec<String>,

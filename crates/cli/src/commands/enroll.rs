@@ -81,7 +81,9 @@ pub(crate) fn revoke(env: &Env, host: &str) -> Result<u8> {
 }
 
 pub(crate) async fn join(env: &Env, token: &str) -> Result<u8> {
+    let waiting = crate::progress::Waiting::start("enrolling with the hub");
     let done = enrollment::join(&env.home, token).await?;
+    drop(waiting);
     let host = done.token.host.as_str();
     if env.json {
         output::json(&json!({

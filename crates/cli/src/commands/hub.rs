@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::Env;
 use super::certs::{cert_json, time};
-use crate::args::{HubGroupsCommand, HubInitArgs};
+use crate::args::{HubGroupsCommand, HubInitArgs, HubWebArgs};
 use crate::exit::{CliError, OK};
 use crate::output::{self, out, outln};
 
@@ -71,6 +71,30 @@ pub(crate) async fn roster(env: &Env) -> Result<u8> {
     } else {
         out!("{}", crate::output::hub_roster(&reply))?;
     }
+    Ok(OK)
+}
+
+/// `hub web`: serves the web roster until SIGTERM/SIGINT; its URL, token
+/// in the fragment, is printed once (one JSON line with `--json`).
+pub(crate) async fn web(env: &Env, args: HubWebArgs) -> Result<u8> {
+    let json = env.json;
+    hub_server::web(&env.home, args.listen, |started| {
+        let printed = if json {
+            let line = json!({
+                "schema": flotilla_hub::web::HUB_WEB_SCHEMA,
+                "url": started.url,
+                "listen": started.listen.to_string(),
+            });
+            outln!("{line}")
+        } else {
+            outln!(
+                "web roster: {}\n(read-only, loopback only; the token is in the URL's fragment and is not shown again; Ctrl-C stops it)",
+                started.url
+            )
+        };
+        printed.map_err(std::io::Error::other)
+    })
+    .await?;
     Ok(OK)
 }
 

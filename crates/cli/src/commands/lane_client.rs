@@ -41,10 +41,10 @@ impl LaneClient {
     /// The command line of lane verb `verb` for lane `name`, as the user
     /// would type it here (with `--host` for a remote lane).
     pub(crate) fn command_for(&self, verb: &str, name: &PeerName) -> String {
-        match &self.host {
+        crate::hint::paste(&match &self.host {
             Some(host) => format!("flotilla lane {verb} {name} --host {host}"),
             None => format!("flotilla lane {verb} {name}"),
-        }
+        })
     }
 
     /// Whether the lane is on another host.

@@ -147,6 +147,7 @@ fn start_args(a: LaneStartArgs, remote: bool) -> Result<p::LaneStartArgs> {
         owner: None,
         env: parse_env(&a.env)?,
         args: a.args,
+        restart_on_stall: a.restart_on_stall,
         prompt,
     })
 }
@@ -167,18 +168,26 @@ pub(crate) const LANE_EVENT_SCHEMA: &str = flotilla_actors::lane::events::SCHEMA
 async fn start(env: &Env, c: &mut LaneClient, a: LaneStartArgs, wait_for_it: bool) -> Result<u8> {
     let args = start_args(a, c.is_remote())?;
     let reply = c.call(&args).await?;
+    let wait = c.command_for("wait", &reply.lane.name);
+    // A remote lane's directory is the destination's choice: say where.
+    let place = match (&reply.cwd, c.is_remote()) {
+        (Some(dir), true) => format!(" in {dir} on {}", reply.lane.host),
+        _ => String::new(),
+    };
     if !wait_for_it {
         if env.json {
             output::json_as(LANE_START_SCHEMA, &reply)?;
         } else {
             outln!(
-                "started lane {} (turn {}); collect with: flotilla lane wait {}",
+                "started lane {} (turn {}){place}; collect with: {wait}",
                 reply.lane,
                 reply.turn,
-                reply.lane.name
             )?;
         }
         return Ok(OK);
+    }
+    if !place.is_empty() {
+        crate::verbosity::note!("lane {} runs{place}", reply.lane);
     }
     super::lane_attach::attached(env, c, &reply.lane.name).await
 }
@@ -199,9 +208,10 @@ async fn resume(env: &Env, c: &mut LaneClient, a: LaneResumeArgs) -> Result<u8> 
         output::json_as(LANE_START_SCHEMA, &reply)?;
     } else {
         outln!(
-            "lane {} turn {} started; collect with: flotilla lane wait {name}",
+            "lane {} turn {} started; collect with: {}",
             reply.lane,
-            reply.turn
+            reply.turn,
+            c.command_for("wait", &name)
         )?;
     }
     Ok(OK)
@@ -213,12 +223,14 @@ pub(super) async fn wait(
     name: &PeerName,
     timeout_ms: Option<u64>,
 ) -> Result<u8> {
+    let waiting = crate::progress::Waiting::start(format!("waiting for lane {name}'s result"));
     let event = c
         .call(&p::LaneWaitArgs {
             name: name.clone(),
             timeout_ms,
         })
         .await?;
+    drop(waiting);
     let EventKind::TurnCompleted(result) = &event.kind else {
         return Err(CliError::failed(
             "the daemon answered with an event that is not turn.completed",
@@ -243,6 +255,12 @@ pub(super) async fn follow(
     name: &PeerName,
     mut after: u64,
 ) -> Result<()> {
+    let waiting = match env.json {
+        true => None,
+        false => Some(crate::progress::Waiting::start(format!(
+            "lane {name}: turn running"
+        ))),
+    };
     loop {
         let reply = c
             .call(&LaneEventsArgs {
@@ -254,8 +272,11 @@ pub(super) async fn follow(
             .await?;
         for e in &reply.events {
             after = e.seq;
-            if !env.json && !crate::verbosity::quiet() {
-                progress(e);
+            if let Some(w) = &waiting
+                && !crate::verbosity::quiet()
+                && let Some(line) = progress(e)
+            {
+                w.println(&line);
             }
         }
         if reply.idle && reply.events.is_empty() {
@@ -264,13 +285,14 @@ pub(super) async fn follow(
     }
 }
 
-fn progress(e: &LaneEvent) {
+/// The progress line of an event, if it has one.
+fn progress(e: &LaneEvent) -> Option<String> {
     match &e.kind {
-        EventKind::Message { text } => eprintln!("│ {text}"),
-        EventKind::ToolCall { name, .. } => eprintln!("│ [tool] {name}"),
-        EventKind::Error { message } => eprintln!("│ [error] {message}"),
-        EventKind::Note { text } => eprintln!("│ ({text})"),
-        _ => {}
+        EventKind::Message { text } => Some(format!("│ {text}")),
+        EventKind::ToolCall { name, .. } => Some(format!("│ [tool] {name}")),
+        EventKind::Error { message } => Some(format!("│ [error] {message}")),
+        EventKind::Note { text } => Some(format!("│ ({text})")),
+        _ => None,
     }
 }
 

@@ -133,7 +133,10 @@ pub(crate) async fn inbox(env: &Env, args: InboxArgs) -> Result<u8> {
         wait_ms: super::millis(args.wait),
         limit: Some(args.limit),
     };
+    let waiting = (!args.wait.is_zero())
+        .then(|| crate::progress::Waiting::start(format!("waiting for a message to {reader}")));
     let reply = client.call(&fetch).await?;
+    drop(waiting);
     let acknowledge = !args.peek && !reply.messages.is_empty();
     let text = if env.json {
         let mut value = serde_json::to_value(&reply)?;

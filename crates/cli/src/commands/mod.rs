@@ -84,6 +84,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Hub(HubCommand::Init(a)) => hub::init(&env, a),
         Command::Hub(HubCommand::Run) => hub::run(&env).await,
         Command::Hub(HubCommand::Roster) => hub::roster(&env).await,
+        Command::Hub(HubCommand::Web(a)) => hub::web(&env, a).await,
         Command::Hub(HubCommand::Invite(a)) => enroll::invite(&env, a),
         Command::Hub(HubCommand::Revoke { host }) => enroll::revoke(&env, &host),
         Command::Hub(HubCommand::Groups { change }) => hub::groups(&env, change),

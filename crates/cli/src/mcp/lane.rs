@@ -146,6 +146,7 @@ impl LaneIn {
             owner: None,
             env: Vec::new(),
             args: self.args.clone(),
+            restart_on_stall: false,
             prompt,
         })
     }

@@ -100,6 +100,16 @@ pub(super) fn all() -> Vec<(&'static str, Schema)> {
             ),
         ),
         (
+            "flotilla.hub-web.v1",
+            top(
+                "`flotilla hub web --json`: one line once it serves.",
+                json!({
+                    "url": string("The web roster's URL, its token in the fragment (secret)."),
+                    "listen": string("The address it serves on."),
+                }),
+            ),
+        ),
+        (
             "flotilla.hub-invite.v1",
             top(
                 "`flotilla hub invite HOST --json`.",

@@ -66,6 +66,10 @@ pub struct HubServerConfig {
     /// How long the host certificates it issues last, in days (default 90).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_cert_days: Option<u64>,
+    /// The TCP address (loopback only) on which `hub run` also serves the
+    /// read-only web roster; absent: no web roster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web: Option<String>,
 }
 
 impl HubServerConfig {
@@ -96,6 +100,10 @@ impl HubServerConfig {
                 "no host could send anything",
             ),
         ];
+        if let Some(web) = &self.web {
+            flotilla_hub::web::check_listen(web)
+                .map_err(|e| format!("[hub_server] web = {web:?}: {e}\n"))?;
+        }
         for (key, value, why) in zeros {
             if value == Some(0) {
                 return Err(format!(
@@ -195,6 +203,7 @@ impl HubServerConfig {
             advertise: true,
             enroll_listen: None,
             host_cert_days: None,
+            web: None,
         }
     }
 }

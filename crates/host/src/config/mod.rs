@@ -93,6 +93,10 @@ pub struct HostConfig {
     /// `STATE/remote-lanes` only, where a lane without `-C` gets a fresh
     /// directory.
     pub remote_lane_roots: Vec<std::path::PathBuf>,
+    /// Where a remote lane that names no `-C` works (inside a root, checked
+    /// as a `-C` would be); unset: a fresh empty directory under
+    /// `STATE/remote-lanes`.
+    pub remote_lane_dir: Option<std::path::PathBuf>,
     /// The highest permission mode granted to remote lanes (`default`,
     /// `workspace` or `bypass`); a request above it is refused.
     pub remote_lane_max_permissions: String,
@@ -155,6 +159,7 @@ impl Default for HostConfig {
             allow_remote_lanes: Vec::new(),
             allow_remote_groups: Vec::new(),
             remote_lane_roots: Vec::new(),
+            remote_lane_dir: None,
             remote_lane_max_permissions: "workspace".to_owned(),
             remote_lane_env: Vec::new(),
             remote_lane_args: false,
@@ -372,6 +377,24 @@ mod tests {
             let err = HostConfig::parse(&hub(&format!("{key} = 0\n"))).expect_err(key);
             assert!(err.contains(key) && err.contains("at least 1"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_hub_web_roster_on_a_public_address_is_refused() {
+        let hub = |web: &str| {
+            format!("[hub_server]\nname = \"h\"\nlisten = \"0.0.0.0:7700\"\nweb = \"{web}\"\n")
+        };
+        let config = HostConfig::parse(&hub("127.0.0.1:7780")).expect("loopback");
+        assert_eq!(
+            config.hub_server.and_then(|s| s.web).as_deref(),
+            Some("127.0.0.1:7780")
+        );
+        for public in ["0.0.0.0:7780", "192.0.2.1:80", "[::]:7780", "nonsense"] {
+            let err = HostConfig::parse(&hub(public)).expect_err(public);
+            assert!(err.contains("[hub_server] web"), "{err}");
+        }
+        let err = HostConfig::parse(&hub("0.0.0.0:7780")).expect_err("public");
+        assert!(err.contains("needs TLS"), "{err}");
     }
 
     #[test]

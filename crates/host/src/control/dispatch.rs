@@ -116,7 +116,11 @@ pub(crate) async fn dispatch(
             })
             .await?;
             let id = flotilla_actors::names::PeerId::new(ctx.host.clone(), a.name);
-            ok(flotilla_actors::protocol::LaneStartReply { lane: id, turn })
+            ok(flotilla_actors::protocol::LaneStartReply {
+                lane: id,
+                turn,
+                cwd: None,
+            })
         }
         Request::LaneWait(a) => lanes::wait(ctx, a).await.map(|(event, handout)| {
             handout.confirm();

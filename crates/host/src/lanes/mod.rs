@@ -17,6 +17,7 @@ pub mod cli;
 pub mod cli_home;
 pub mod connector;
 pub mod doctor;
+mod endpoint;
 pub mod identity;
 pub mod lane;
 mod mail;
@@ -305,6 +306,7 @@ impl LaneSupervisorState {
         Ok(LaneStartReply {
             lane: peer.id,
             turn,
+            cwd: Some(spec.cwd.clone()),
         })
     }
 
@@ -373,6 +375,7 @@ impl LaneSupervisorState {
             owner,
             env: args.env,
             args: args.args,
+            restart_on_stall: args.restart_on_stall,
         })
     }
 

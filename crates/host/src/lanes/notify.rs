@@ -5,7 +5,7 @@
 //! disk, see `LaneState::pay_notices`).
 
 use flotilla_actors::lane::{LaneRecord, TurnResult};
-use flotilla_actors::names::MessageId;
+use flotilla_actors::names::{HostName, MessageId};
 use flotilla_actors::protocol::SendArgs;
 use ractor::rpc::CallResult;
 
@@ -33,8 +33,8 @@ pub(super) async fn owner(
     };
     let summary = result.summary_line(turn);
     let detail = serde_json::to_string_pretty(result).unwrap_or_default();
-    let body =
-        format!("{summary}\n\ncollect the result with: flotilla lane wait {name}\n\n{detail}");
+    let wait = collect_command(record, &ctx.host);
+    let body = format!("{summary}\n\ncollect the result with: {wait}\n\n{detail}");
     let args = SendArgs {
         as_peer: name.clone(),
         to: vec![record.spec.owner.to_string()],
@@ -59,5 +59,57 @@ pub(super) async fn owner(
             tracing::warn!(lane = %name, "could not tell the owner; will try again");
             false
         }
+    }
+}
+
+/// The command the owner runs to collect the lane's result: from another
+/// host (a remote lane's owner) it names the lane's host.
+pub(crate) fn collect_command(record: &LaneRecord, lane_host: &HostName) -> String {
+    let name = &record.spec.name;
+    if &record.spec.owner.host == lane_host {
+        format!("flotilla lane wait {name}")
+    } else {
+        format!("flotilla lane wait {name} --host {lane_host}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flotilla_actors::lane::{CliKind, LaneSpec, Permissions};
+    use flotilla_actors::model::Timestamp;
+    use flotilla_actors::names::{PeerId, PeerName};
+
+    fn record(owner: &str) -> LaneRecord {
+        let spec = LaneSpec {
+            name: PeerName::new("build").expect("name"),
+            cli: CliKind::Exec,
+            cwd: "/".into(),
+            model: None,
+            permissions: Permissions::Default,
+            timeout_secs: None,
+            persistent: false,
+            auto_archive_secs: None,
+            groups: vec![],
+            inherit_groups: false,
+            owner: PeerId::parse(owner).expect("owner"),
+            env: vec![],
+            args: vec![],
+            restart_on_stall: false,
+        };
+        LaneRecord::new(spec, Timestamp(0))
+    }
+
+    #[test]
+    fn a_remote_owner_is_told_the_lanes_host() {
+        let here = HostName::new("work").expect("host");
+        assert_eq!(
+            collect_command(&record("work/operator"), &here),
+            "flotilla lane wait build"
+        );
+        assert_eq!(
+            collect_command(&record("laptop/lead"), &here),
+            "flotilla lane wait build --host work"
+        );
     }
 }

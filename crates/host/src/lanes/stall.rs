@@ -5,7 +5,9 @@
 //! native resume when the killed attempt named a session (else with the
 //! turn's prompt again, as it began), in a fresh directory, and the lane's
 //! events say so. After `lane_stall_restarts` restarts the turn fails with
-//! the reason.
+//! the reason. An exec lane's command runs again only with
+//! `--restart-on-stall`, and an agent CLI whose model endpoint is
+//! unreachable waits for the network rather than spend a restart.
 
 use flotilla_actors::lane::TurnStatus;
 use flotilla_actors::lane::events::EventKind;
@@ -32,6 +34,14 @@ pub(super) async fn check(state: &mut LaneState) {
     }
     let max = state.ctx.config.lane_stall_restarts;
     let secs = limit.as_secs_f64();
+    if let Some(wait) = hold_off(state, secs).await {
+        // Noted, not restarted: look again after another full period.
+        state.last_progress = std::time::Instant::now();
+        state
+            .log(running.turn, vec![EventKind::Note { text: wait }])
+            .await;
+        return;
+    }
     let text = if running.restarts >= max {
         let why = format!(
             "no output and no CPU time for {secs:.0}s; {max} restart(s) did not help, gave up"
@@ -56,6 +66,29 @@ pub(super) async fn check(state: &mut LaneState) {
             super::lane::INTERRUPT_GRACE,
         ));
     }
+}
+
+/// Why a stalled turn is left as it is for now, if it is: an exec lane's
+/// command is never run again unless its lane was started with
+/// `--restart-on-stall` (a quiet `sleep` is not a stall), and an agent CLI
+/// whose model endpoint is unreachable waits for the network instead of
+/// spending a restart that would stall again.
+async fn hold_off(state: &LaneState, secs: f64) -> Option<String> {
+    let spec = &state.record.spec;
+    if spec.cli == flotilla_actors::lane::CliKind::Exec && !spec.restart_on_stall {
+        return Some(format!(
+            "watchdog: no output and no CPU time for {secs:.0}s; an exec lane's command is not \
+             run again unless the lane was started with --restart-on-stall (its --timeout bounds it)"
+        ));
+    }
+    let endpoint = super::endpoint::of(spec, |k| std::env::var(k).ok())?;
+    if super::endpoint::reachable(&endpoint).await {
+        return None;
+    }
+    Some(format!(
+        "watchdog: no progress for {secs:.0}s, but the model endpoint {endpoint} is unreachable; \
+         waiting for the network before restarting (no restart spent)"
+    ))
 }
 
 /// How a stalled turn starts again.

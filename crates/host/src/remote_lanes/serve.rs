@@ -51,7 +51,14 @@ async fn answer(ctx: &Arc<HostContext>, call: LaneCall) -> Result<Value, Control
                     .map_err(|r| forbidden(ctx, r.to_string()))?
                     .display()
                     .to_string(),
-                None => workdir(ctx, &a.name)?,
+                None => match &ctx.config.remote_lane_dir {
+                    Some(dir) => limits
+                        .resolve_cwd(&dir.display().to_string(), |p| std::fs::canonicalize(p))
+                        .map_err(|r| forbidden(ctx, format!("remote_lane_dir: {r}")))?
+                        .display()
+                        .to_string(),
+                    None => workdir(ctx, &a.name)?,
+                },
             });
             a.as_peer = None;
             a.owner = Some(call.requester.clone());

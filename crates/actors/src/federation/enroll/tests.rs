@@ -75,6 +75,21 @@ fn damaged_tokens_are_refused_with_a_reason() {
         EnrollToken::parse(cut),
         Err(TokenError::Malformed(_))
     ));
+    // Cut at a base64url quantum, so the rest decodes into cut JSON: the
+    // message says so in words, not in the JSON parser's.
+    let body = line.strip_prefix(TOKEN_PREFIX).expect("prefix");
+    let short = format!("{TOKEN_PREFIX}{}", &body[..body.len() / 4 * 2]);
+    let said = EnrollToken::parse(&short).expect_err("cut").to_string();
+    assert!(said.contains("cut short"), "{said}");
+    assert!(!said.contains("line 1 column"), "{said}");
+    let altered = format!("{TOKEN_PREFIX}{}", base64url_encode(b"{\"v\":1,}"));
+    let said = EnrollToken::parse(&altered)
+        .expect_err("altered")
+        .to_string();
+    assert!(
+        said.contains("altered") && !said.contains("column"),
+        "{said}"
+    );
     let mut bad = token();
     bad.ca_fingerprint = "sha256:zz".into();
     assert!(EnrollToken::parse(&bad.encode()).is_err());

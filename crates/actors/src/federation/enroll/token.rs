@@ -68,6 +68,16 @@ impl std::fmt::Debug for EnrollToken {
     }
 }
 
+/// What is wrong with a token's JSON, in words (not the parser's).
+fn json_damage(e: &serde_json::Error) -> &'static str {
+    use serde_json::error::Category;
+    match e.classify() {
+        Category::Eof => "it is cut short: part of the line is missing",
+        Category::Syntax | Category::Io => "its content was altered",
+        Category::Data => "it lacks a field or holds a wrong one (from another flotilla release?)",
+    }
+}
+
 impl EnrollToken {
     /// The token as one line of text.
     pub fn encode(&self) -> String {
@@ -85,8 +95,7 @@ impl EnrollToken {
             .ok_or(TokenError::Prefix)?;
         let bad = |why: &str| TokenError::Malformed(why.to_owned());
         let json = base64url_decode(body).ok_or_else(|| bad("not base64url"))?;
-        let token: Self =
-            serde_json::from_slice(&json).map_err(|e| TokenError::Malformed(e.to_string()))?;
+        let token: Self = serde_json::from_slice(&json).map_err(|e| bad(json_damage(&e)))?;
         token.fingerprint().map_err(|e| bad(&e.to_string()))?;
         if token.secret_bytes().is_none() {
             return Err(bad("the secret is not 32 bytes of base64url"));

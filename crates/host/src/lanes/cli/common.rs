@@ -307,6 +307,7 @@ pub(super) mod testing {
             owner: "h/operator".parse::<PeerId>().expect("owner"),
             env: Vec::new(),
             args: Vec::new(),
+            restart_on_stall: false,
         }
     }
 

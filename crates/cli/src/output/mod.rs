@@ -14,8 +14,11 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use flotilla_actors::model::Message;
-use flotilla_actors::protocol::{HostStatusReply, PeerView, RosterReply};
+use flotilla_actors::protocol::PeerView;
 use serde::Serialize;
+
+mod tables;
+pub(crate) use tables::{host_status, hub_roster, lanes_table, outbox, roster};
 
 /// Why a write to stdout failed.
 #[derive(Debug, thiserror::Error)]
@@ -104,7 +107,7 @@ fn with_schema<T: Serialize>(schema_id: &str, value: &T) -> serde_json::Result<s
     Ok(serde_json::Value::Object(tagged))
 }
 
-fn or_dash<T: ToString>(v: Option<T>) -> String {
+pub(super) fn or_dash<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
 }
 
@@ -132,49 +135,6 @@ pub(crate) fn peers(peers: &[PeerView]) -> String {
         ]);
     }
     crate::table::render(&t)
-}
-
-/// The roster as a table.
-pub(crate) fn roster(r: &RosterReply) -> String {
-    let mut out = format!("host {} — {} peer(s)\n", r.host, r.peers.len());
-    let mut t = crate::table::new(&[
-        "PEER",
-        "KIND",
-        "PRODUCT",
-        "STATE",
-        "INBOX",
-        "LAST SEEN",
-        "LANE",
-        "GROUPS",
-    ]);
-    for p in &r.peers {
-        let g: Vec<&str> = p.groups.iter().map(|g| g.as_str()).collect();
-        let lane = r.lanes.iter().find(|l| l.id == p.id);
-        t.add_row([
-            p.id.to_string(),
-            p.kind.to_string(),
-            or_dash(p.product.as_deref()),
-            p.state.to_string(),
-            p.inbox_depth.to_string(),
-            or_dash(p.last_seen),
-            lane.map_or_else(|| "-".to_owned(), roster_lane),
-            g.join(","),
-        ]);
-    }
-    out.push_str(&crate::table::render(&t));
-    out
-}
-
-/// A lane's cell of the roster: phase, permission mode, context used and
-/// owner, as the reference system's roster shows them.
-fn roster_lane(l: &flotilla_actors::protocol::RosterLane) -> String {
-    let context = l
-        .context_used_pct
-        .map_or_else(|| "ctx -".to_owned(), |p| format!("ctx {p:.0}%"));
-    format!(
-        "{} · {} · {context} · owner {}",
-        l.phase, l.permissions, l.owner
-    )
 }
 
 /// Messages for a reader.
@@ -206,64 +166,6 @@ pub(crate) fn messages(list: &[Message], remaining: u64, peek: bool) -> String {
     out
 }
 
-/// The daemon's status.
-pub(crate) fn host_status(s: &HostStatusReply) -> String {
-    let mut out = format!(
-        "host {}  flotilla {} (protocol {})  pid {}  up {}s since {}\npeers {}  queued messages {}  accepted since start {}\n",
-        s.host,
-        s.version,
-        s.protocol,
-        s.pid,
-        s.uptime_secs,
-        s.started_at,
-        s.peers,
-        s.messages.queued,
-        s.messages.accepted_since_start
-    );
-    let _ = writeln!(
-        out,
-        "{:<16} {:<11} {:>8}  LAST FAILURE",
-        "ACTOR", "STATE", "RESTARTS"
-    );
-    for a in &s.actors {
-        let state = serde_json::to_value(a.state)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "{:<16} {:<11} {:>8}  {}",
-            a.name,
-            state,
-            a.restarts,
-            or_dash(a.last_failure.as_deref())
-        );
-    }
-    if let Some(link) = &s.hub_link {
-        let state = serde_json::to_value(link.state)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
-        let rtt = link.rtt_ms.map(|ms| format!("{ms:.2} ms"));
-        let _ = writeln!(
-            out,
-            "hub {} ({})  {}  since {}  rtt {}  links {}",
-            link.hub,
-            link.hub_name,
-            state,
-            link.since,
-            or_dash(rtt),
-            link.connects
-        );
-        if let Some(e) = &link.last_error {
-            let _ = writeln!(out, "  last error: {e}");
-        }
-    } else {
-        out.push_str("hub none\n");
-    }
-    out
-}
-
 /// One lane on one line.
 pub(crate) fn lane_line(v: &flotilla_actors::protocol::LaneView) -> String {
     let phase = v.phase.to_string();
@@ -285,38 +187,6 @@ pub(crate) fn lane_line(v: &flotilla_actors::protocol::LaneView) -> String {
         last,
         v.owner
     )
-}
-
-/// `lane list`: one row per lane.
-pub(crate) fn lanes_table(lanes: &[flotilla_actors::protocol::LaneView]) -> String {
-    let mut t = crate::table::new(&[
-        "LANE",
-        "CLI",
-        "PHASE",
-        "TURNS",
-        "LAST",
-        "PERMISSIONS",
-        "OWNER",
-        "RESULT",
-    ]);
-    for v in lanes {
-        t.add_row([
-            v.lane.to_string(),
-            v.cli.to_string(),
-            v.phase.to_string(),
-            v.turns.to_string(),
-            v.last_status
-                .map_or_else(|| "-".to_owned(), |s| s.to_string()),
-            v.permissions.to_string(),
-            v.owner.to_string(),
-            if v.uncollected { "waiting" } else { "-" }.to_owned(),
-        ]);
-    }
-    let mut out = crate::table::render(&t);
-    if lanes.iter().any(|v| v.uncollected) {
-        out.push_str("(a waiting result is collected with: flotilla lane wait NAME)\n");
-    }
-    out
 }
 
 /// One lane event on one line.
@@ -365,86 +235,4 @@ pub(crate) fn event_line(e: &flotilla_actors::lane::events::LaneEvent) -> String
         ),
     };
     format!("{:>5} {} turn {} {what}", e.seq, e.at, e.turn)
-}
-
-/// A sender's outbox.
-pub(crate) fn outbox(r: &flotilla_actors::protocol::OutboxReply) -> String {
-    let mut out = String::new();
-    if r.messages.is_empty() {
-        let _ = writeln!(out, "{} has sent nothing yet", r.peer);
-    }
-    for m in &r.messages {
-        let _ = writeln!(
-            out,
-            "#{} {} {} {}",
-            m.seq,
-            m.id,
-            m.sent_at,
-            or_dash(m.summary.as_deref())
-        );
-        for to in &m.recipients {
-            let state = serde_json::to_value(to.state)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default();
-            let reason = to
-                .reason
-                .as_deref()
-                .map(|r| format!(" ({r})"))
-                .unwrap_or_default();
-            let _ = writeln!(out, "    {:<32} {state}{reason}", to.peer.to_string());
-        }
-    }
-    if r.waiting_for_hub > 0 {
-        let _ = writeln!(
-            out,
-            "{} message(s) of this host wait for the hub (see `flotilla host status`)",
-            r.waiting_for_hub
-        );
-    }
-    out
-}
-
-/// The operator's view of the federation.
-pub(crate) fn hub_roster(r: &flotilla_hub::view::HubRosterReply) -> String {
-    let mut out = format!("hub {} — {} host(s)\n", r.hub, r.hosts.len());
-    for h in &r.hosts {
-        let rtt = h
-            .rtt_ms
-            .map(|ms| format!("{ms:.1} ms"))
-            .unwrap_or_else(|| "-".into());
-        let _ = writeln!(
-            out,
-            "{:<20} {:<8} v{:<8} rtt {:<9} last seen {}  from {}  queued {} msg / {} B",
-            h.host.to_string(),
-            h.state,
-            h.version,
-            rtt,
-            h.last_seen,
-            or_dash(h.remote.as_deref()),
-            h.queued.messages,
-            h.queued.bytes
-        );
-        for p in h.peers.iter().chain(&h.lanes) {
-            let g: Vec<&str> = p.groups.iter().map(|g| g.as_str()).collect();
-            let _ = writeln!(
-                out,
-                "    {:<32} {:<8} {:<10} {}",
-                p.id.to_string(),
-                p.kind.to_string(),
-                or_dash(p.product.as_deref()),
-                g.join(",")
-            );
-        }
-        for r in &h.refused {
-            let _ = writeln!(out, "    refused {} in {}: {}", r.peer, r.group, r.reason);
-        }
-        if h.budget.state == "slowed" {
-            let _ = writeln!(out, "    slowed: over its budget now");
-        }
-        if let Some(cut) = &h.budget.last_cut {
-            let _ = writeln!(out, "    cut at {}: {}", cut.at, cut.reason);
-        }
-    }
-    out
 }
