@@ -42,6 +42,7 @@ mod progress;
 mod protocol;
 mod remote_lane_dir;
 mod remote_lanes;
+mod schemas;
 mod service;
 mod sessions;
 mod sessions_live;

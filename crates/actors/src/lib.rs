@@ -12,6 +12,7 @@ pub mod federation;
 mod fuzz_tests;
 #[cfg(any(test, feature = "test-support"))]
 pub mod fuzzing;
+mod json_schema;
 pub mod lane;
 pub mod model;
 pub mod names;

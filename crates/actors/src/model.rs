@@ -78,7 +78,7 @@ impl<'de> Deserialize<'de> for Timestamp {
 }
 
 /// What sort of participant a peer is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PeerKind {
     /// A mailbox: a person at a shell or a script, reading with `inbox`.
@@ -137,7 +137,7 @@ impl PeerRecord {
 }
 
 /// A message, as stored once and handed to each recipient.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Message {
     /// Chosen by the sender; a retry with the same id is the same message.
     pub id: MessageId,

@@ -22,7 +22,7 @@ use crate::commands::Env;
 use crate::exit::OK;
 use crate::output::{self, StdoutError, outln};
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct Figures {
     schema: &'static str,
     machine: String,
@@ -38,13 +38,18 @@ struct Figures {
     rss_queued_ratio: f64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct Throughput {
     senders: usize,
     messages: usize,
     per_sec: f64,
     /// Messages per second over bare redb commits per second.
     ratio_to_commit_rate: f64,
+}
+
+/// The JSON Schema of `bench local --json` (`flotilla schemas`).
+pub(crate) fn local_schema() -> schemars::Schema {
+    crate::schemas::derived::<Figures>()
 }
 
 pub(crate) async fn run(env: &Env, cmd: BenchCommand) -> Result<u8> {

@@ -39,7 +39,7 @@ const HUB_NAME: &str = "hub.bench";
 /// Longest wait for anything to come up.
 const PATIENCE: Duration = Duration::from_secs(60);
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct FederationFigures {
     schema: &'static str,
     machine: String,

@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::args::BenchLanesArgs;
 use crate::output::{StdoutError, outln};
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct LaneFigures {
     schema: &'static str,
     direct_true_p50_ms: f64,

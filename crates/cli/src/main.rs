@@ -12,6 +12,7 @@ mod hint;
 mod mcp;
 mod output;
 mod progress;
+mod schemas;
 mod shim;
 mod shim_reaper;
 mod table;

@@ -104,7 +104,7 @@ impl LinkBudget {
 }
 
 /// A host's budget, as the operator sees it in `hub roster`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct BudgetView {
     /// `ok`, `slowed` (over budget now, read at the budget's pace) or
     /// `cut` (its last link was closed for it, until it links again).
@@ -116,7 +116,7 @@ pub struct BudgetView {
 }
 
 /// When and why a host was cut.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CutView {
     /// When.
     pub at: Timestamp,

@@ -21,7 +21,7 @@ use crate::store::Depth;
 pub const HUB_ROSTER_SCHEMA: &str = "flotilla.hub-roster.v1";
 
 /// The whole federation, as the hub sees it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HubRosterReply {
     /// [`HUB_ROSTER_SCHEMA`].
     pub schema: String,
@@ -34,7 +34,7 @@ pub struct HubRosterReply {
 }
 
 /// One host.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HubHostView {
     /// Its name (from its certificate).
     pub host: HostName,
@@ -65,7 +65,7 @@ pub struct HubHostView {
 }
 
 /// A membership the operator's group list refused.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RefusedView {
     /// `HOST/NAME`.
     pub peer: PeerId,
@@ -76,7 +76,7 @@ pub struct RefusedView {
 }
 
 /// One peer or lane of a host.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HubPeerView {
     /// `HOST/NAME`.
     pub id: PeerId,
@@ -89,7 +89,7 @@ pub struct HubPeerView {
 }
 
 /// Messages queued at the hub for a host.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QueuedView {
     /// How many.
     pub messages: u64,

@@ -11,7 +11,7 @@ use crate::model::Timestamp;
 pub const SCHEMA: &str = "flotilla.lane.v1";
 
 /// One event of a lane's log.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaneEvent {
     /// Position in the lane's log, from 1.
     pub seq: u64,
@@ -25,7 +25,7 @@ pub struct LaneEvent {
 }
 
 /// What happened.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type")]
 pub enum EventKind {
     /// The lane was created.

@@ -22,7 +22,19 @@ use crate::model::Timestamp;
 use crate::names::{GroupName, PeerId, PeerName};
 
 /// Which CLI a lane runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum CliKind {
     /// A plain command; the prompt on its stdin.
@@ -91,7 +103,9 @@ impl FromStr for CliKind {
 }
 
 /// One permission vocabulary, mapped onto each CLI's own flags.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Permissions {
     /// The CLI's own headless default.
@@ -170,7 +184,9 @@ pub struct LaneSpec {
 }
 
 /// Token usage of a turn.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Usage {
     /// Input tokens.
     pub input: u64,
@@ -181,7 +197,7 @@ pub struct Usage {
 }
 
 /// How a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnStatus {
     /// The CLI finished the turn.
@@ -222,7 +238,7 @@ impl fmt::Display for TurnStatus {
 
 /// The outcome of one turn: the payload of `turn.completed`, and what
 /// `lane run --json` / `lane wait --json` print.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TurnResult {
     /// The lane's peer id.
     pub lane: PeerId,

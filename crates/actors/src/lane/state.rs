@@ -7,7 +7,7 @@ use super::{LaneSpec, TurnResult};
 use crate::model::Timestamp;
 
 /// Where a lane is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LanePhase {
     /// No process; ready for a turn.

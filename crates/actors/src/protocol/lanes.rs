@@ -63,7 +63,7 @@ fn default_auto_archive() -> Option<u64> {
 }
 
 /// Reply of `lane.start` and `lane.resume`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaneStartReply {
     /// The lane's peer id.
     pub lane: PeerId,
@@ -122,7 +122,7 @@ pub struct LaneListArgs {
 }
 
 /// A lane as shown by `lane.status` and `lane.list`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaneView {
     /// The lane's peer id.
     pub lane: PeerId,
@@ -157,7 +157,7 @@ pub struct LaneView {
 }
 
 /// Reply of `lane.list`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaneListReply {
     /// Schema id: `flotilla.lanes.v1`.
     pub schema: String,
@@ -201,7 +201,7 @@ pub struct LaneDoctorArgs {
 }
 
 /// One CLI's line in `lane.doctor`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CliCheck {
     /// The CLI.
     pub cli: CliKind,
@@ -225,7 +225,7 @@ pub struct CliCheck {
 }
 
 /// Reply of `lane.doctor`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaneDoctorReply {
     /// Schema id: `flotilla.lane-doctor.v1`.
     pub schema: String,
@@ -245,7 +245,7 @@ pub struct LaneRemoveArgs {
 }
 
 /// Reply of `lane.remove`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaneRemoveReply {
     /// Schema id: `flotilla.lane-remove.v1`.
     pub schema: String,
@@ -265,7 +265,7 @@ pub struct LanePruneArgs {
 }
 
 /// A lane that `lane.prune` left, and why.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaneKept {
     /// The lane.
     pub lane: PeerId,
@@ -274,7 +274,7 @@ pub struct LaneKept {
 }
 
 /// Reply of `lane.prune`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LanePruneReply {
     /// Schema id: `flotilla.lane-prune.v1`.
     pub schema: String,
@@ -285,7 +285,7 @@ pub struct LanePruneReply {
 }
 
 /// A lane as the operator's roster shows it (`roster`'s `lanes[]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RosterLane {
     /// The lane's peer id.
     pub id: PeerId,

@@ -156,7 +156,7 @@ pub struct SessionEvidence {
 }
 
 /// A peer as shown to a client.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeerView {
     /// `HOST/NAME`.
     pub id: PeerId,
@@ -187,7 +187,7 @@ pub struct PeerLeaveArgs {
 }
 
 /// Reply of `peer.leave`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeerLeaveReply {
     /// The removed peer.
     pub id: PeerId,
@@ -213,7 +213,7 @@ pub struct PeersArgs {
 }
 
 /// Reply of `peers`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeersReply {
     /// Schema id: `flotilla.peers.v1`.
     pub schema: String,
@@ -278,7 +278,7 @@ pub struct ReplyArgs {
 }
 
 /// Reply of `send`, `broadcast` and `reply`: the message is on disk.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SendReply {
     /// The message id.
     pub id: MessageId,
@@ -312,7 +312,7 @@ pub struct InboxFetchArgs {
 }
 
 /// Reply of `inbox.fetch`: oldest first, not yet acknowledged.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InboxReply {
     /// Schema id: `flotilla.inbox.v1`.
     pub schema: String,
@@ -350,7 +350,7 @@ pub struct RosterArgs {
 }
 
 /// One peer in the operator's roster.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RosterPeer {
     /// `HOST/NAME`.
     pub id: PeerId,
@@ -374,7 +374,7 @@ pub struct RosterPeer {
 }
 
 /// Reply of `roster` (`flotilla.roster.v1`, see docs/roster.md).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RosterReply {
     /// Schema id: `flotilla.roster.v1`.
     pub schema: String,

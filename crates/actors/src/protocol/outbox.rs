@@ -26,7 +26,7 @@ fn default_limit() -> usize {
 }
 
 /// Reply of `outbox` (`flotilla.outbox.v1`, see docs/cli.md).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OutboxReply {
     /// [`OUTBOX_SCHEMA`].
     pub schema: String,

@@ -15,7 +15,7 @@ pub struct HostStatusArgs {}
 pub struct ShutdownArgs {}
 
 /// The state of one actor in the daemon's tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ActorState {
     /// Serving.
@@ -27,7 +27,7 @@ pub enum ActorState {
 }
 
 /// One actor's line in `host.status`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ActorStatus {
     /// The actor's role (`registry`, `router`...).
     pub name: String,
@@ -40,7 +40,7 @@ pub struct ActorStatus {
 }
 
 /// Message counters.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MessageCounts {
     /// Unacknowledged inbox entries across all peers.
     pub queued: u64,
@@ -49,7 +49,7 @@ pub struct MessageCounts {
 }
 
 /// Reply of `host.status`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HostStatusReply {
     /// Schema id of this shape: `flotilla.host-status.v1`.
     pub schema: String,
@@ -77,7 +77,7 @@ pub struct HostStatusReply {
 }
 
 /// The state of the host's link to the hub.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HubLinkState {
     /// Dialling the hub or waiting for its answer to the hello.
@@ -89,7 +89,7 @@ pub enum HubLinkState {
 }
 
 /// The host's link to the hub, in `host.status` (`hub_link`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HubLinkStatus {
     /// The hub's address, as configured.
     pub hub: String,

@@ -83,7 +83,7 @@ fn add_out_bytes(txn: &WriteTransaction, delta: i64) -> Result<(), StoreError> {
 }
 
 /// Where a message stands for one recipient.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryState {
     /// On this host's disk, not yet taken by the hub (the link is down, the
@@ -105,7 +105,7 @@ impl DeliveryState {
 }
 
 /// One recipient of a sent message and its state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RecipientState {
     /// The recipient.
     pub peer: PeerId,
@@ -124,7 +124,7 @@ impl RecipientState {
 }
 
 /// A sent message in its sender's outbox.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OutboxEntry {
     /// The message id.
     pub id: MessageId,

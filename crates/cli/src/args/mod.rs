@@ -153,6 +153,10 @@ For scripts: flotilla roster --json")]
   flotilla man | man -l -
   flotilla man --out ~/.local/share/man/man1")]
     Man(ManArgs),
+    /// Internal: the JSON Schema of every `--json` shape; writes one file
+    /// per schema id into DIR (docs/schemas/ is made this way).
+    #[command(hide = true)]
+    Schemas(ManArgs),
     /// Internal: the hooks of an interactive session (started by its CLI).
     #[command(hide = true, subcommand)]
     Hook(HookCommand),

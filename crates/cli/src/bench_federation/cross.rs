@@ -27,7 +27,7 @@ const SENDERS: usize = 4;
 const MAX_LATENCY_MESSAGES: usize = 300;
 
 /// Cross-host figures, with ratios to the echo floor.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct CrossFigures {
     pub(crate) latency_messages: usize,
     pub(crate) latency_p50_us: f64,

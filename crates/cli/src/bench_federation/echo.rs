@@ -22,7 +22,7 @@ use crate::bench::percentile;
 const WINDOW: usize = 64;
 
 /// What the bare echo does on this machine.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct EchoFigures {
     /// Round trips timed, one at a time.
     pub(crate) round_trips: usize,

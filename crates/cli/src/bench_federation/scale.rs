@@ -29,7 +29,7 @@ const ROSTER_RUNS: usize = 5;
 const SCALE_PATIENCE: Duration = Duration::from_secs(600);
 
 /// Hub-scale figures.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct ScaleFigures {
     pub(crate) hosts: usize,
     pub(crate) peers_per_host: usize,

@@ -157,6 +157,14 @@ fn uuid_suffix() -> String {
     id.as_str()[id.as_str().len() - 6..].to_owned()
 }
 
+/// Schema id of `lane start|resume --json` without `--wait`.
+pub(crate) const LANE_START_SCHEMA: &str = "flotilla.lane-start.v1";
+/// Schema id of `lane status|interrupt|archive --json` (a [`LaneView`]).
+pub(crate) const LANE_STATUS_SCHEMA: &str = "flotilla.lane-status.v1";
+/// Schema id of each lane event printed (`lane events --json` lines, the
+/// `turn.completed` of `lane run|wait --json`).
+pub(crate) const LANE_EVENT_SCHEMA: &str = flotilla_actors::lane::events::SCHEMA;
+
 async fn start(env: &Env, c: &mut LaneClient, a: LaneStartArgs, wait_for_it: bool) -> Result<u8> {
     let args = start_args(a, c.is_remote())?;
     let reply = c.call(&args).await?;
@@ -168,7 +176,7 @@ async fn start(env: &Env, c: &mut LaneClient, a: LaneStartArgs, wait_for_it: boo
     };
     if !wait_for_it {
         if env.json {
-            output::json(&reply)?;
+            output::json_as(LANE_START_SCHEMA, &reply)?;
         } else {
             outln!(
                 "started lane {} (turn {}){place}; collect with: {wait}",
@@ -197,7 +205,7 @@ async fn resume(env: &Env, c: &mut LaneClient, a: LaneResumeArgs) -> Result<u8> 
         return super::lane_attach::attached(env, c, &name).await;
     }
     if env.json {
-        output::json(&reply)?;
+        output::json_as(LANE_START_SCHEMA, &reply)?;
     } else {
         outln!(
             "lane {} turn {} started; collect with: {}",
@@ -230,7 +238,7 @@ pub(super) async fn wait(
         ));
     };
     if env.json {
-        output::json(&event)?;
+        output::json_as(LANE_EVENT_SCHEMA, &event)?;
     } else {
         if let Some(text) = result.result.as_deref().filter(|t| !t.is_empty()) {
             outln!("{text}")?;
@@ -290,7 +298,7 @@ fn progress(e: &LaneEvent) -> Option<String> {
 
 fn view(env: &Env, v: LaneView) -> Result<u8> {
     if env.json {
-        output::json(&v)?;
+        output::json_as(LANE_STATUS_SCHEMA, &v)?;
     } else {
         outln!("{}", output::lane_line(&v))?;
     }
@@ -337,7 +345,7 @@ async fn events(env: &Env, c: &mut LaneClient, name: &PeerName, follow_on: bool)
                 last_status = Some(result.status);
             }
             if env.json {
-                outln!("{}", serde_json::to_string(e)?)?;
+                output::json_line_as(LANE_EVENT_SCHEMA, e)?;
             } else {
                 outln!("{}", output::event_line(e))?;
             }

@@ -67,9 +67,12 @@ fn last_lines(text: &str, n: usize) -> Vec<&str> {
     all[skip..].to_vec()
 }
 
+/// Schema id of each line `logs --follow --json` prints.
+const LOG_LINE_SCHEMA: &str = "flotilla.log-line.v1";
+
 fn print_line(json: bool, line: &str) -> Result<()> {
     if json {
-        outln!("{}", json!({"line": line}))?;
+        outln!("{}", json!({"schema": LOG_LINE_SCHEMA, "line": line}))?;
     } else {
         outln!("{line}")?;
     }

@@ -47,9 +47,12 @@ fn message_id(body: &Body) -> Result<MessageId> {
     })
 }
 
+/// Schema id of `send|broadcast|reply --json` (a [`SendReply`]).
+pub(crate) const SEND_SCHEMA: &str = "flotilla.send.v1";
+
 fn print_sent(env: &Env, sender: &PeerName, reply: &SendReply) -> Result<(), StdoutError> {
     if env.json {
-        output::json(reply)?;
+        output::json_as(SEND_SCHEMA, reply)?;
         return Ok(());
     }
     let to: Vec<String> = reply.recipients.iter().map(ToString::to_string).collect();

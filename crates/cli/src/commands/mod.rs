@@ -50,6 +50,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
     match &cli.command {
         Command::Completions(a) => return manual::completions(a.shell),
         Command::Man(a) => return manual::man(a.out.as_deref(), cli.json),
+        Command::Schemas(a) => return crate::schemas::run(a.out.as_deref(), cli.json),
         _ => {}
     }
     let home = Home::resolve(cli.home.as_deref())?;
@@ -110,7 +111,9 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
             }
             crate::shim::run(&dir, stdin_prompt, &argv).await
         }
-        Command::Completions(_) | Command::Man(_) => unreachable!("handled above"),
+        Command::Completions(_) | Command::Man(_) | Command::Schemas(_) => {
+            unreachable!("handled above")
+        }
     }
 }
 

@@ -29,6 +29,11 @@ pub(crate) async fn peer(env: &Env, cmd: PeerCommand) -> Result<u8> {
     }
 }
 
+/// Schema id of `peer join|rename --json` (a [`PeerView`]).
+pub(crate) const PEER_SCHEMA: &str = "flotilla.peer.v1";
+/// Schema id of `peer leave --json`.
+pub(crate) const PEER_LEAVE_SCHEMA: &str = "flotilla.peer-leave.v1";
+
 async fn mailbox(env: &Env, cmd: PeerCommand) -> Result<u8> {
     let mut client = env.client().await?;
     match cmd {
@@ -48,7 +53,7 @@ async fn mailbox(env: &Env, cmd: PeerCommand) -> Result<u8> {
             };
             let view = client.call(&args).await?;
             if env.json {
-                output::json(&view)?;
+                output::json_as(PEER_SCHEMA, &view)?;
             } else {
                 let g: Vec<&str> = view.groups.iter().map(|g| g.as_str()).collect();
                 outln!("joined as {} (groups: {})", view.id, g.join(", "))?;
@@ -62,7 +67,7 @@ async fn mailbox(env: &Env, cmd: PeerCommand) -> Result<u8> {
                 })
                 .await?;
             if env.json {
-                output::json(&reply)?;
+                output::json_as(PEER_LEAVE_SCHEMA, &reply)?;
             } else if reply.dropped_unread > 0 {
                 outln!(
                     "{} left; {} unread message(s) dropped",
@@ -80,7 +85,7 @@ async fn mailbox(env: &Env, cmd: PeerCommand) -> Result<u8> {
             };
             let view = client.call(&args).await?;
             if env.json {
-                output::json(&view)?;
+                output::json_as(PEER_SCHEMA, &view)?;
             } else {
                 outln!("renamed {old} to {}", view.id)?;
             }

@@ -78,6 +78,35 @@ pub(crate) fn json<T: Serialize>(value: &T) -> Result<(), StdoutError> {
     outln!("{text}")
 }
 
+/// Prints `value` as [`json`] does, with `"schema": schema_id` first when
+/// its type carries no schema id of its own (a reply shared by several ops,
+/// or an event line): every `--json` shape names its schema (docs/schemas/).
+pub(crate) fn json_as<T: Serialize>(schema_id: &str, value: &T) -> Result<(), StdoutError> {
+    let text = serde_json::to_string_pretty(&with_schema(schema_id, value)?)?;
+    outln!("{text}")
+}
+
+/// One JSON line: `value` with `"schema": schema_id` first (see [`json_as`]).
+pub(crate) fn json_line_as<T: Serialize>(schema_id: &str, value: &T) -> Result<(), StdoutError> {
+    let text = serde_json::to_string(&with_schema(schema_id, value)?)?;
+    outln!("{text}")
+}
+
+/// `value` as JSON, with a `schema` key first unless it has one already.
+fn with_schema<T: Serialize>(schema_id: &str, value: &T) -> serde_json::Result<serde_json::Value> {
+    let value = serde_json::to_value(value)?;
+    let serde_json::Value::Object(fields) = value else {
+        return Ok(value);
+    };
+    if fields.contains_key("schema") {
+        return Ok(serde_json::Value::Object(fields));
+    }
+    let mut tagged = serde_json::Map::with_capacity(fields.len() + 1);
+    tagged.insert("schema".into(), schema_id.into());
+    tagged.extend(fields);
+    Ok(serde_json::Value::Object(tagged))
+}
+
 pub(super) fn or_dash<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
 }
