@@ -26,6 +26,7 @@ mod hub_queue_time;
 mod hub_receipts;
 mod integrations;
 mod lane_ctrl_c;
+mod lane_doctor;
 mod lane_input;
 mod lane_lifecycle;
 mod lane_messages;

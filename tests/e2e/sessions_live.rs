@@ -97,9 +97,15 @@ fn wait_in_session(home: &TestHome, tmux: &Tmux, what: &str, mut cond: impl FnMu
 /// `resubmit` (a CLI whose empty prompt shows `ready` again once a prompt
 /// is taken), Enter is pressed again while it does not.
 fn type_prompt(tmux: &Tmux, ready: &str, text: &str, resubmit: bool) {
-    wait_until("the CLI's prompt", PATIENCE, || {
-        tmux.capture().contains(ready)
-    });
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while !tmux.capture().contains(ready) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for the CLI's prompt ({ready:?})\n--- terminal ---\n{}",
+            tmux.capture()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     tmux.send_keys(&[text]);
     wait_until("the typed text", PATIENCE, || tmux.capture().contains(text));
     // A TUI under load can take an Enter that follows typed text at once as
@@ -140,7 +146,20 @@ fn an_idle_codex_session_is_woken_by_a_message() {
         session.tmux.capture().contains("Trust all and continue")
     });
     session.tmux.send_keys(&["2"]);
-    session.tmux.send_keys(&["Enter"]);
+    // Under load the TUI can take the Enter with the "2" as one paste and
+    // keep its dialog: Enter again until the dialog is gone (three tries).
+    for _ in 0..3 {
+        session.tmux.send_keys(&["Enter"]);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while std::time::Instant::now() < deadline
+            && session.tmux.capture().contains("Trust all and continue")
+        {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if !session.tmux.capture().contains("Trust all and continue") {
+            break;
+        }
+    }
 
     home.ok(&[
         "send",

@@ -52,6 +52,7 @@ fn start_args(name: &str, dir: &std::path::Path) -> Result<LaneStartArgs> {
         env: vec![],
         args: vec!["true".into()],
         restart_on_stall: false,
+        force: false,
         prompt: String::new(),
     })
 }

@@ -45,17 +45,20 @@ fn quoted(word: &str) -> String {
 }
 
 /// Inserts `home` after each `flotilla` that starts a command (at the
-/// start, or after a backtick, a space, `(` or `:`, and followed by a
-/// subcommand), unless it already has a `--home`.
+/// start, after a backtick or `(`, or after `: `, and followed by a
+/// subcommand), unless it already has a `--home`. Prose ("the flotilla
+/// daemon") is left alone.
 fn with_home(text: &str, home: &str) -> String {
     const WORD: &str = "flotilla ";
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find(WORD) {
-        let before = rest[..at].chars().next_back();
+        let head = &rest[..at];
         let after = &rest[at + WORD.len()..];
+        let at_start = out.is_empty() && head.is_empty();
         out.push_str(&rest[..at + WORD.len()]);
-        let starts_command = before.is_none_or(|c| "` (:".contains(c));
+        let starts_command =
+            at_start || head.ends_with('`') || head.ends_with('(') || head.ends_with(": ");
         if starts_command
             && after.starts_with(|c: char| c.is_ascii_lowercase())
             && !after.starts_with("--home")

@@ -54,6 +54,9 @@ pub struct LaneStartArgs {
     /// The stall watchdog may run an exec lane's command again.
     #[serde(default)]
     pub restart_on_stall: bool,
+    /// Start even with a CLI older than the oldest supported version.
+    #[serde(default)]
+    pub force: bool,
     /// The prompt.
     pub prompt: String,
 }
@@ -72,6 +75,11 @@ pub struct LaneStartReply {
     /// Where the lane works, on its host (`lane.start` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// What the operator should know about the start (a CLI newer than
+    /// the newest tested version, or one started below the floor with
+    /// `force`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 macro_rules! name_args {
@@ -218,10 +226,16 @@ pub struct CliCheck {
     /// Whether its help lists the headless flags the connector uses.
     #[serde(default)]
     pub headless: Option<bool>,
-    /// `ok`, `warn` or `missing`.
+    /// `ok`, `warn`, `too_old` (below the oldest supported version: lanes
+    /// refuse it without `force`) or `missing`.
     pub status: String,
     /// What to do.
     pub hint: Option<String>,
+    /// How a lane gives it the prompt: `stdin` (never in the process
+    /// list) or `argument` (the CLI takes it nowhere else: it shows in the
+    /// process list).
+    #[serde(default)]
+    pub prompt_via: Option<String>,
 }
 
 /// Reply of `lane.doctor`.

@@ -133,6 +133,10 @@ pub(crate) struct LaneStartArgs {
     /// when it makes no progress (agent CLIs are always restarted).
     #[arg(long)]
     pub(crate) restart_on_stall: bool,
+    /// Start even with a CLI older than the oldest version flotilla
+    /// supports (`flotilla lane doctor` shows it as too_old).
+    #[arg(long)]
+    pub(crate) force: bool,
     /// A group to join (repeatable).
     #[arg(short = 'g', long = "group", value_name = "GROUP")]
     pub(crate) groups: Vec<String>,

@@ -148,6 +148,7 @@ fn start_args(a: LaneStartArgs, remote: bool) -> Result<p::LaneStartArgs> {
         env: parse_env(&a.env)?,
         args: a.args,
         restart_on_stall: a.restart_on_stall,
+        force: a.force,
         prompt,
     })
 }
@@ -169,6 +170,9 @@ async fn start(env: &Env, c: &mut LaneClient, a: LaneStartArgs, wait_for_it: boo
     let args = start_args(a, c.is_remote())?;
     let reply = c.call(&args).await?;
     let wait = c.command_for("wait", &reply.lane.name);
+    for note in &reply.notes {
+        crate::verbosity::note!("note: {note}");
+    }
     // A remote lane's directory is the destination's choice: say where.
     let place = match (&reply.cwd, c.is_remote()) {
         (Some(dir), true) => format!(" in {dir} on {}", reply.lane.host),
@@ -383,6 +387,12 @@ async fn doctor(env: &Env, c: &mut LaneClient, cli: Option<CliKind>) -> Result<u
             )?;
             if let Some(h) = &c.hint {
                 outln!("         hint: {h}")?;
+            }
+            if c.prompt_via.as_deref() == Some("argument") {
+                outln!(
+                    "         prompt: passed as an argument ({} reads it from no file or stdin), so it shows in the process list",
+                    c.cli
+                )?;
             }
         }
     }

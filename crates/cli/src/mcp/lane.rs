@@ -147,6 +147,7 @@ impl LaneIn {
             env: Vec::new(),
             args: self.args.clone(),
             restart_on_stall: false,
+            force: false,
             prompt,
         })
     }

@@ -120,6 +120,7 @@ pub(crate) async fn dispatch(
                 lane: id,
                 turn,
                 cwd: None,
+                notes: Vec::new(),
             })
         }
         Request::LaneWait(a) => lanes::wait(ctx, a).await.map(|(event, handout)| {

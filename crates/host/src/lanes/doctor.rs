@@ -24,7 +24,7 @@ pub const TESTED_VERSIONS: &[(CliKind, &str, &str)] = &[
 
 /// What `--version` prints for the tested version: the package version,
 /// except for grok 0.0.34, which prints a hard-coded `1.0.1`.
-fn printed_version(cli: CliKind, tested: &str) -> &str {
+pub(super) fn printed_version(cli: CliKind, tested: &str) -> &str {
     match cli {
         CliKind::Grok => "1.0.1",
         _ => tested,
@@ -67,6 +67,16 @@ async fn headless(path: &Path, cli: CliKind) -> Option<bool> {
             .await
             .is_some_and(|help| help.contains(needle)),
     )
+}
+
+/// How a lane gives the CLI its prompt: `stdin` (a 0600 file fed to its
+/// stdin, never in the process list) or `argument` (the CLI reads a prompt
+/// from nowhere else, so it shows in the process list).
+fn prompt_via(cli: CliKind) -> Option<String> {
+    match cli {
+        CliKind::Grok => Some("argument".into()),
+        _ => Some("stdin".into()),
+    }
 }
 
 /// Finds a program on PATH (or takes a path as is).
@@ -136,7 +146,7 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-async fn version_of(path: &Path) -> Option<String> {
+pub(super) async fn version_of(path: &Path) -> Option<String> {
     let text = output_of(path, &["--version"]).await?;
     text.lines()
         .map(str::trim)
@@ -161,6 +171,7 @@ async fn check(config: &HostConfig, cli: CliKind) -> CliCheck {
             hint: Some(format!(
                 "install {program}, or set its path under [clis] in config.toml"
             )),
+            prompt_via: prompt_via(cli),
         };
     };
     let version = if cli == CliKind::Exec {
@@ -174,8 +185,18 @@ async fn check(config: &HostConfig, cli: CliKind) -> CliCheck {
             .is_some_and(|v| v.contains(printed_version(cli, t.2)))
     });
     let headless = headless(&path, cli).await;
+    let standing = super::version_floor::standing(cli, version.as_deref());
+    let too_old = matches!(standing, super::version_floor::Standing::TooOld { .. });
     let ok = connector && supported.unwrap_or(true) && headless.unwrap_or(true);
-    let hint = if !connector {
+    let hint = if let super::version_floor::Standing::TooOld { found, floor } = &standing {
+        Some(format!(
+            "{found} is older than the oldest supported version ({floor}): lanes refuse it; upgrade, or start a lane with --force to try it anyway"
+        ))
+    } else if let super::version_floor::Standing::Newer { tested, .. } = &standing {
+        Some(format!(
+            "newer than the newest version tested ({tested}); it may still work"
+        ))
+    } else if !connector {
         Some("this build has no connector for it yet".to_owned())
     } else if headless == Some(false) {
         Some(
@@ -195,8 +216,14 @@ async fn check(config: &HostConfig, cli: CliKind) -> CliCheck {
         supported,
         connector,
         headless,
-        status: if ok { "ok" } else { "warn" }.into(),
+        status: match (too_old, ok) {
+            (true, _) => "too_old",
+            (false, true) => "ok",
+            (false, false) => "warn",
+        }
+        .into(),
         hint,
+        prompt_via: prompt_via(cli),
     }
 }
 

@@ -27,12 +27,13 @@ mod removal;
 mod results;
 mod stall;
 mod turn;
+mod version_floor;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_actors::lane::{LanePhase, LaneRecord, LaneSpec};
+use flotilla_actors::lane::{CliKind, LanePhase, LaneRecord, LaneSpec};
 use flotilla_actors::model::{PeerKind, PeerRecord, Timestamp};
 use flotilla_actors::names::{GroupName, PeerId, PeerName};
 use flotilla_actors::protocol::{
@@ -263,6 +264,7 @@ impl LaneSupervisorState {
         args: LaneStartArgs,
     ) -> Result<LaneStartReply, ControlError> {
         let spec = self.spec(args.clone()).await?;
+        let notes = self.version_notes(&spec, args.force).await?;
         let peer = self.lane_peer(&spec);
         let registry = self
             .ctx
@@ -307,7 +309,25 @@ impl LaneSupervisorState {
             lane: peer.id,
             turn,
             cwd: Some(spec.cwd.clone()),
+            notes,
         })
+    }
+
+    /// The CLI's version against the supported range: refused below the
+    /// floor unless `force`; notes for the operator otherwise.
+    async fn version_notes(
+        &self,
+        spec: &LaneSpec,
+        force: bool,
+    ) -> Result<Vec<String>, ControlError> {
+        let Some(connector) = cli::connector(spec.cli).filter(|_| spec.cli != CliKind::Exec) else {
+            return Ok(Vec::new());
+        };
+        let program = self.ctx.config.cli_program(spec.cli, connector.program());
+        Ok(version_floor::check_start(spec.cli, &program, force)
+            .await?
+            .into_iter()
+            .collect())
     }
 
     /// Checks a start request and makes the lane's spec.
