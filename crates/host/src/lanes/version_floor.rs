@@ -79,7 +79,10 @@ pub(super) fn standing(cli: CliKind, printed: Option<&str>) -> Standing {
 }
 
 /// What `--version` printed, by program file and modification time.
-static SEEN: Mutex<Option<HashMap<(PathBuf, SystemTime), Option<String>>>> = Mutex::new(None);
+type Versions = HashMap<(PathBuf, SystemTime), Option<String>>;
+
+/// The versions read so far.
+static SEEN: Mutex<Option<Versions>> = Mutex::new(None);
 
 /// The version `path` prints, read once per file version.
 async fn version(path: &Path) -> Option<String> {
