@@ -41,6 +41,7 @@ mod model_server;
 mod netns_link;
 mod progress;
 mod protocol;
+mod readme;
 mod remote_lane_dir;
 mod remote_lanes;
 mod schemas;
