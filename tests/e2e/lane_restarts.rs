@@ -185,6 +185,7 @@ fn the_watchdog_waits_for_the_model_endpoint_before_a_restart() {
     let stalled = home.path().join("stalled-once");
     let script = format!(
         r#"#!/bin/sh
+case "$1" in --version) echo '2.1.197 (Claude Code)'; exit 0;; esac
 prompt=$(cat)
 if [ ! -e {s} ]; then touch {s}; kill -STOP $$; fi
 printf '{{"type":"result","subtype":"success","is_error":false,"result":"got %s","session_id":"s"}}\n' "$prompt"

@@ -25,6 +25,7 @@ mod hub_limits;
 mod hub_queue_time;
 mod hub_receipts;
 mod integrations;
+mod lane_answers;
 mod lane_ctrl_c;
 mod lane_doctor;
 mod lane_input;

@@ -7,6 +7,7 @@
 //! The host's lane actors drive these types and carry out the effects; the
 //! connectors (one per CLI) turn each CLI's output into [`events::EventKind`]s.
 
+pub mod answers;
 pub mod events;
 pub mod input;
 mod state;

@@ -3,8 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::answers::OwedReply;
 use super::{LaneSpec, TurnResult};
 use crate::model::Timestamp;
+use crate::names::MessageId;
 
 /// Where a lane is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -74,6 +76,16 @@ pub struct LaneRecord {
     pub finished_at: Option<Timestamp>,
     /// Prompts (from messages) waiting for the next turn.
     pub queued: Vec<String>,
+    /// The messages among `queued` (since store version 7).
+    pub queued_from: Vec<MessageId>,
+    /// The messages the running turn answers: its result goes back to
+    /// their senders, threaded to each ([`super::answers`]).
+    pub answering: Vec<MessageId>,
+    /// Answers of ended turns not yet sent.
+    pub replies_owed: Vec<OwedReply>,
+    /// Notices (a child lane's end) held for the next turn's prompt,
+    /// never a turn of their own.
+    pub asides: Vec<String>,
 }
 
 /// Why a verb is refused.
@@ -122,6 +134,10 @@ impl LaneRecord {
             created_at: now,
             finished_at: None,
             queued: Vec::new(),
+            queued_from: Vec::new(),
+            answering: Vec::new(),
+            replies_owed: Vec::new(),
+            asides: Vec::new(),
         }
     }
 
@@ -171,6 +187,7 @@ impl LaneRecord {
         self.running = None;
         self.phase = LanePhase::Idle;
         self.finished_at = Some(result.finished_at);
+        self.owe_replies(&result);
         self.last_result = Some(result.clone());
         self.uncollected = Some(result);
     }
@@ -178,11 +195,12 @@ impl LaneRecord {
     /// The prompt of the next turn from the messages that arrived while a
     /// turn ran (in arrival order, one prompt), when the lane is idle and
     /// has some; they are taken off the queue.
-    pub fn take_queued(&mut self) -> Option<String> {
+    pub fn take_queued(&mut self) -> Option<(String, Vec<MessageId>)> {
         if self.phase != LanePhase::Idle || self.queued.is_empty() {
             return None;
         }
-        Some(std::mem::take(&mut self.queued).join("\n\n"))
+        let prompt = std::mem::take(&mut self.queued).join("\n\n");
+        Some((prompt, std::mem::take(&mut self.queued_from)))
     }
 
     /// Hands out the uncollected result, once.

@@ -3,6 +3,7 @@
 use super::events::{EventKind, LaneEvent};
 use super::*;
 use crate::model::Timestamp;
+use crate::names::MessageId;
 use crate::names::{PeerId, PeerName};
 
 fn spec() -> LaneSpec {
@@ -197,12 +198,40 @@ fn queued_messages_become_one_prompt_once_the_lane_is_idle() {
     let mut lane = LaneRecord::new(spec(), Timestamp(0));
     lane.begin_turn(false, Timestamp(1)).expect("turn");
     lane.queued = vec!["alpha".into(), "beta".into()];
+    let ids = vec![MessageId::new("m-1").expect("id")];
+    lane.queued_from = ids.clone();
     assert_eq!(lane.take_queued(), None, "not while a turn runs");
     lane.running = None;
     lane.phase = LanePhase::Idle;
-    assert_eq!(lane.take_queued().as_deref(), Some("alpha\n\nbeta"));
-    assert!(lane.queued.is_empty());
+    assert_eq!(lane.take_queued(), Some(("alpha\n\nbeta".into(), ids)));
+    assert!(lane.queued.is_empty() && lane.queued_from.is_empty());
     assert_eq!(lane.take_queued(), None);
+}
+
+/// Issue 12: a turn started by messages owes each sender a reply with its
+/// result; notices held aside go in front of the next turn's prompt once.
+#[test]
+fn a_turn_answers_its_messages_and_asides_join_the_next_prompt() {
+    let mut lane = LaneRecord::new(spec(), Timestamp(0));
+    let asked = MessageId::new("m-7").expect("id");
+    lane.answer(vec![asked.clone()]);
+    lane.begin_turn(false, Timestamp(1)).expect("turn");
+    lane.finish_turn(result(1, TurnStatus::Completed, 2));
+    assert!(lane.answering.is_empty());
+    let owed = &lane.replies_owed;
+    assert_eq!(owed.len(), 1);
+    assert_eq!((owed[0].turn, &owed[0].to), (1, &asked));
+    assert!(owed[0].summary.contains("turn 1"), "{owed:?}");
+    let first = owed[0].id(&lane, 0).expect("id");
+    assert_eq!(
+        owed[0].id(&lane, 0),
+        Some(first),
+        "fixed per turn and message"
+    );
+    lane.aside("child done".into());
+    assert_eq!(lane.with_asides("next".into()), "child done\n\n---\n\nnext");
+    lane.asides_given();
+    assert_eq!(lane.with_asides("again".into()), "again", "given once");
 }
 
 #[test]

@@ -1,4 +1,7 @@
-//! Version 7: a lane's spec gains `restart_on_stall`. Lane records are
+//! Version 7: a lane's spec gains `restart_on_stall`, and its record what
+//! it owes the senders of the messages it answers (`queued_from`,
+//! `answering`, `replies_owed`) and the notices held for its next turn
+//! (`asides`). Lane records are
 //! encoded with bincode, which has no defaults for new fields, so the
 //! upgrade reads each record as version 6 wrote it and writes it again as
 //! version 7 does, with `restart_on_stall` off (as version 6 behaved for
@@ -77,6 +80,10 @@ impl From<LaneRecordV6> for LaneRecord {
             created_at: old.created_at,
             finished_at: old.finished_at,
             queued: old.queued,
+            queued_from: Vec::new(),
+            answering: Vec::new(),
+            replies_owed: Vec::new(),
+            asides: Vec::new(),
         }
     }
 }

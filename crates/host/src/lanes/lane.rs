@@ -138,6 +138,7 @@ impl Actor for Lane {
         turn::recover(&mut state, &myself).await;
         // Owners not told before a crash are told now.
         state.pay_notices().await;
+        state.pay_replies().await;
         Ok(state)
     }
 
@@ -348,6 +349,9 @@ impl LaneState {
     async fn tick(&mut self) {
         if !self.owed.is_empty() {
             self.pay_notices().await;
+        }
+        if !self.record.replies_owed.is_empty() {
+            self.pay_replies().await;
         }
         let now = Timestamp::now();
         if self.record.deadline_passed(now) && self.stopping.is_none() {

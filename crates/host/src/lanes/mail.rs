@@ -3,7 +3,8 @@
 //! disk either way), and only then acknowledges them. One lane actor does
 //! all three in turn, so a slow acknowledgement never lets a later read
 //! see the same messages again, and a crash before the acknowledgement
-//! leaves them in the inbox (delivered again, never lost).
+//! leaves them in the inbox (delivered again, never lost). A lane's own
+//! notices and answers are held aside for the next turn instead.
 
 use super::lane::{LaneRef, LaneState};
 use super::turn;
@@ -31,11 +32,34 @@ pub(super) async fn read(state: &mut LaneState, myself: &LaneRef) {
     }
     let ids: Vec<_> = messages.iter().map(|m| m.id.clone()).collect();
     for m in messages {
+        if is_lane_notice(state, &m) {
+            // A lane's turn end (or answer) is context for the next turn,
+            // never a turn of its own (no uncollected result piles up, no
+            // two lanes answer each other forever).
+            let head = m.body.split("\n\n{").next().unwrap_or_default();
+            state
+                .record
+                .aside(format!("Notice from {}:\n{head}", m.from));
+            state.save().await;
+            continue;
+        }
         let prompt = format!("Message from {}:\n\n{}", m.from, m.body);
-        turn::deliver(state, myself, prompt).await;
+        turn::deliver(state, myself, prompt, vec![m.id.clone()]).await;
     }
     crate::crash_point::pause("lane.mail-ack").await;
     if let Err(e) = state.ctx.commit.ack(id.clone(), ids).await {
         tracing::warn!(lane = %id, error = %e, "could not acknowledge the lane's messages");
     }
+}
+
+/// Whether `m` is what a lane sends by itself: the notice of a turn's end
+/// to its owner, or a turn's answer to a message (ids `lane-...`, from a
+/// peer that is a lane).
+fn is_lane_notice(state: &LaneState, m: &flotilla_actors::model::Message) -> bool {
+    m.id.as_str().starts_with("lane-")
+        && state
+            .ctx
+            .directory()
+            .get(&m.from)
+            .is_some_and(|p| p.kind == flotilla_actors::model::PeerKind::Lane)
 }

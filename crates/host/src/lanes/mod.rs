@@ -13,6 +13,7 @@
 //! them, and tells them when their owner leaves. At shutdown it stops every
 //! lane, and each lane stops its process: no process outlives its lane.
 
+mod answers;
 pub mod cli;
 pub mod cli_home;
 pub mod connector;

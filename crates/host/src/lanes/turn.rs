@@ -56,6 +56,7 @@ pub(super) async fn begin(
         spec.name.as_str(),
         state.record.turns + 1,
     );
+    let prompt = state.record.with_asides(prompt);
     write_prompt(&files, &prompt)
         .map_err(|e| ControlError::internal(format!("cannot write the prompt: {e}")))?;
     let program = state.ctx.config.cli_program(spec.cli, connector.program());
@@ -77,6 +78,7 @@ pub(super) async fn begin(
         .record
         .begin_turn(resume, Timestamp::now())
         .map_err(|e| ControlError::new(ErrorCode::Conflict, e.to_string()))?;
+    state.record.asides_given();
     state.stopping = None;
     state.archive_after_turn = false;
     state.last_progress = Instant::now();
@@ -146,10 +148,17 @@ pub(super) async fn launch(
     }
 }
 
-/// A message to a persistent lane: the prompt of its next turn.
-pub(super) async fn deliver(state: &mut LaneState, myself: &LaneRef, prompt: String) {
+/// A message to a persistent lane: the prompt of its next turn, which
+/// answers `from` (the messages it holds).
+pub(super) async fn deliver(
+    state: &mut LaneState,
+    myself: &LaneRef,
+    prompt: String,
+    from: Vec<flotilla_actors::names::MessageId>,
+) {
     if state.record.phase == LanePhase::Running {
         state.record.queued.push(prompt);
+        state.record.queued_from.extend(from);
         state.save().await;
         return;
     }
@@ -172,7 +181,9 @@ pub(super) async fn deliver(state: &mut LaneState, myself: &LaneRef, prompt: Str
             .await;
     }
     let resume = cli::connector(state.record.spec.cli).is_some_and(|c| c.supports_resume());
+    state.record.answer(from);
     if let Err(e) = begin(state, myself, prompt, resume).await {
+        state.record.answer(Vec::new());
         tracing::warn!(lane = %state.record.spec.name, error = %e, "a message could not start a turn");
     }
 }
@@ -181,10 +192,10 @@ pub(super) async fn deliver(state: &mut LaneState, myself: &LaneRef, prompt: Str
 /// busy, once it is idle. They stay queued (on disk) until then, so a
 /// daemon restart keeps them.
 pub(super) async fn start_queued(state: &mut LaneState, myself: &LaneRef) {
-    let Some(prompt) = state.record.take_queued() else {
+    let Some((prompt, from)) = state.record.take_queued() else {
         return;
     };
-    deliver(state, myself, prompt).await;
+    deliver(state, myself, prompt, from).await;
 }
 
 /// The turn's process ended: the watchdog's restart starts it again, unless
@@ -223,6 +234,7 @@ pub(super) async fn finish(state: &mut LaneState, outcome: Outcome, exit: Option
     state.owed.insert(turn, result);
     crate::crash_point::reached(&state.ctx, "lane.finish");
     state.pay_notices().await;
+    state.pay_replies().await;
     if state.archive_after_turn {
         state.archive_after_turn = false;
         state.archive_now().await;
