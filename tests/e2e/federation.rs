@@ -287,6 +287,9 @@ fn a_full_queue_at_the_hub_is_an_error_the_sender_sees_at_once() {
     let refused = laptop.fails(&["send", "--as", "lead", "--to", "work/builder", "m3"], 5);
     assert!(refused.contains("full"), "{refused}");
     assert!(refused.contains("queue_max_messages"), "{refused}");
+    // The hint names the sender, with this home, not a placeholder.
+    let outbox = laptop.flotilla_cmd("outbox --as lead");
+    assert!(refused.contains(&outbox), "{refused}");
     let states = outbox_states(&laptop, "lead");
     assert_eq!(
         states.iter().filter(|s| s.ends_with("=dropped")).count(),

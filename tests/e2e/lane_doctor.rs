@@ -17,13 +17,7 @@ cat >/dev/null
 echo '{{"type":"result","subtype":"success","is_error":false,"result":"ran","session_id":"s"}}'
 "#
     );
-    std::fs::write(&fake, script).expect("fake claude");
-    let chmod = std::process::Command::new("chmod")
-        .arg("755")
-        .arg(&fake)
-        .status()
-        .expect("chmod");
-    assert!(chmod.success());
+    flotilla_tests::write_executable(&fake, &script);
     fake
 }
 

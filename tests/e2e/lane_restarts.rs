@@ -118,13 +118,7 @@ printf '{{"type":"result","subtype":"success","is_error":false,"result":"got %s"
 "#,
         s = stalled.display()
     );
-    std::fs::write(&fake, script).expect("fake claude");
-    let chmod = std::process::Command::new("chmod")
-        .arg("755")
-        .arg(&fake)
-        .status()
-        .expect("chmod");
-    assert!(chmod.success());
+    flotilla_tests::write_executable(&fake, &script);
     home.write_config(&format!(
         "{STALLING}[clis]\nclaude = \"{}\"\n",
         fake.display()
@@ -192,13 +186,7 @@ printf '{{"type":"result","subtype":"success","is_error":false,"result":"got %s"
 "#,
         s = stalled.display()
     );
-    std::fs::write(&fake, script).expect("fake claude");
-    let chmod = std::process::Command::new("chmod")
-        .arg("755")
-        .arg(&fake)
-        .status()
-        .expect("chmod");
-    assert!(chmod.success());
+    flotilla_tests::write_executable(&fake, &script);
     // One restart allowed: waiting must not spend it.
     home.write_config(&format!(
         "watchdog_interval_ms = 100\nlane_stall_secs = 1.0\nlane_stall_restarts = 1\n\

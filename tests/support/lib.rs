@@ -52,6 +52,13 @@ pub fn flotilla_bin() -> PathBuf {
     .clone()
 }
 
+/// Writes `text` to `path` as an executable script (a fake CLI, say).
+pub fn write_executable(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("write the script");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod 755");
+}
+
 /// Waits until `cond` holds, checking every few milliseconds, for at most
 /// `timeout`; panics with `what` otherwise.
 pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
