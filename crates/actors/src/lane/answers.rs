@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::events::clip;
 use super::{LaneRecord, TurnResult};
 use crate::names::MessageId;
 
@@ -84,15 +85,4 @@ impl LaneRecord {
     pub fn asides_given(&mut self) {
         self.asides.clear();
     }
-}
-
-fn clip(text: &str, limit: usize) -> String {
-    if text.len() <= limit {
-        return text.to_owned();
-    }
-    let mut end = limit;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }

@@ -122,11 +122,16 @@ impl CoreState {
             .cloned()
             .collect();
         for (target, asker, call) in lost {
-            self.calls.remove(&(target.clone(), asker.clone(), call));
+            let grant = self.calls.remove(&(target.clone(), asker.clone(), call));
             if target == *host {
+                // A start's grant names its lane; other calls name theirs
+                // only on the asking host, which says it (`remote_lanes`).
+                let lane = grant
+                    .flatten()
+                    .map_or_else(|| "NAME".to_owned(), |(lane, _)| lane.name.to_string());
                 let why = format!(
                     "{host}'s link dropped before it answered; a lane started there keeps running: \
-                     ask again (`flotilla lane wait NAME --host {host}`) once it is back"
+                     ask again (`flotilla lane wait {lane} --host {host}`) once it is back"
                 );
                 let answer = LaneAnswer {
                     call,
