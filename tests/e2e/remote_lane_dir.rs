@@ -52,3 +52,31 @@ fn a_remote_lane_without_cd_runs_in_remote_lane_dir_and_its_notice_names_the_hos
     assert_eq!(c, 0, "{v}");
     assert_eq!(v["result"], app.display().to_string(), "{v}");
 }
+
+#[test]
+fn a_remote_lane_dir_outside_the_roots_is_refused() {
+    let (_hub, _server, laptop, work) = federation_with(|home| {
+        let root = home.join("projects");
+        std::fs::create_dir_all(&root).expect("root");
+        format!(
+            "allow_remote_lanes = [\"exec\"]\nremote_lane_roots = [\"{}\"]\n\
+             remote_lane_dir = \"/etc\"\n",
+            root.display()
+        )
+    });
+    let (c, v) = code(
+        &laptop,
+        &[
+            "lane", "start", "--host", "work", "--as", "lead", "--cli", "exec", "-n", "out",
+            "--prompt", "x", "--", "true",
+        ],
+    );
+    assert_eq!(c, 5, "{v}");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("remote_lane_dir") && message.contains("remote_lane_roots"),
+        "{v}"
+    );
+    let lanes = work.json(&["lane", "list", "--all"]);
+    assert_eq!(lanes["lanes"], serde_json::json!([]), "nothing ran");
+}
