@@ -27,6 +27,7 @@ fn spec(cli: CliKind) -> LaneSpec {
             ("CODEX_HOME".into(), nowhere),
         ],
         args: Vec::new(),
+        restart_on_stall: false,
     }
 }
 
