@@ -31,6 +31,7 @@ pub(super) async fn read(state: &mut LaneState, myself: &LaneRef) {
         return;
     }
     let ids: Vec<_> = messages.iter().map(|m| m.id.clone()).collect();
+    let mut held = false;
     for m in messages {
         if is_lane_notice(state, &m) {
             // A lane's turn end (or answer) is context for the next turn,
@@ -40,11 +41,15 @@ pub(super) async fn read(state: &mut LaneState, myself: &LaneRef) {
             state
                 .record
                 .aside(format!("Notice from {}:\n{head}", m.from));
-            state.save().await;
+            held = true;
             continue;
         }
         let prompt = format!("Message from {}:\n\n{}", m.from, m.body);
         turn::deliver(state, myself, prompt, vec![m.id.clone()]).await;
+    }
+    if held {
+        // On disk before the acknowledgement, like a turn's prompt.
+        state.save().await;
     }
     crate::crash_point::pause("lane.mail-ack").await;
     if let Err(e) = state.ctx.commit.ack(id.clone(), ids).await {

@@ -15,18 +15,19 @@ use flotilla_actors::protocol::{ControlError, ErrorCode};
 
 use super::doctor::{TESTED_VERSIONS, printed_version};
 
-/// The oldest version of each CLI a lane runs: the project tests one
-/// version of each (tests/clis/package.json), so that one is the floor
-/// until an older one is tested.
-const FLOORS: &[(CliKind, &str)] = &[
-    (CliKind::Claude, "2.1.197"),
-    (CliKind::Codex, "0.171.0"),
-    (CliKind::Qwen, "0.15.10"),
-    (CliKind::Gemini, "0.61.0"),
-    (CliKind::Pi, "0.73.1"),
-    (CliKind::Opencode, "1.18.33"),
-    (CliKind::Grok, "0.0.34"),
-];
+/// Floors below the tested version: a CLI's oldest version still checked
+/// against its connector, once a newer one is pinned for the tests. A CLI
+/// not listed has its tested version (tests/clis/package.json) as floor.
+const OLDER_FLOORS: &[(CliKind, &str)] = &[];
+
+/// The oldest version of `cli` a lane runs.
+fn floor(cli: CliKind) -> Option<&'static str> {
+    OLDER_FLOORS
+        .iter()
+        .find(|(k, _)| *k == cli)
+        .map(|f| f.1)
+        .or_else(|| TESTED_VERSIONS.iter().find(|t| t.0 == cli).map(|t| t.2))
+}
 
 /// Where an installed version stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +56,7 @@ pub(super) fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
 
 /// Where `printed` (what `--version` printed) stands for `cli`.
 pub(super) fn standing(cli: CliKind, printed: Option<&str>) -> Standing {
-    let floor = FLOORS.iter().find(|(k, _)| *k == cli).map(|f| f.1);
+    let floor = floor(cli);
     let tested = TESTED_VERSIONS.iter().find(|t| t.0 == cli).map(|t| t.2);
     let (Some(floor), Some(tested), Some(found)) = (floor, tested, printed.and_then(parse_version))
     else {
