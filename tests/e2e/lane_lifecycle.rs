@@ -110,6 +110,9 @@ fn lane_rm_and_prune_remove_lanes_for_good_but_never_a_running_one() {
         "its files went"
     );
     assert_eq!(code(&home, &["lane", "status", "done"]).0, 4);
+    let (c, v) = code(&home, &["lane", "rm", "done"]);
+    assert_eq!(c, 4, "a lane removed twice is not found: {v}");
+    assert!(error_of(&v).1.contains("lane list --all"), "{v}");
     assert_eq!(exec("done", "run", "cat").0, 0, "the name is free again");
 
     assert_eq!(exec("kept", "start", "cat").0, 0);
