@@ -127,6 +127,33 @@ fn type_prompt(tmux: &Tmux, ready: &str, text: &str, resubmit: bool) {
     }
 }
 
+/// Codex's review of new hooks, answered "trust all" on whichever of its
+/// screens is up: under load the TUI can take "2" and Enter as one paste
+/// and open the hook list instead, which has a "trust all" key of its own.
+/// Each key waits for the screen to change; bounded to ten keys.
+fn trust_codex_hooks(home: &TestHome, tmux: &Tmux) {
+    for _ in 0..10 {
+        let screen = tmux.capture();
+        let key = if screen.contains("t trust all") {
+            "t"
+        } else if screen.contains("enter details · esc close") {
+            "Escape"
+        } else if screen.contains("› 2. Trust all and continue") {
+            "Enter"
+        } else if screen.contains("Trust all and continue") {
+            "2"
+        } else {
+            return;
+        };
+        tmux.send_keys(&[key]);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while std::time::Instant::now() < deadline && tmux.capture() == screen {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    wait_in_session(home, tmux, "the hooks trusted", || false);
+}
+
 /// Codex: its user trusts Flotilla's hooks once, in Codex's own review; a
 /// message before the first turn comes with the first prompt, and one to
 /// the idle session after it starts a turn (`codex queue`).
@@ -145,21 +172,7 @@ fn an_idle_codex_session_is_woken_by_a_message() {
     wait_in_session(&home, &session.tmux, "Codex's review of new hooks", || {
         session.tmux.capture().contains("Trust all and continue")
     });
-    session.tmux.send_keys(&["2"]);
-    // Under load the TUI can take the Enter with the "2" as one paste and
-    // keep its dialog: Enter again until the dialog is gone (three tries).
-    for _ in 0..3 {
-        session.tmux.send_keys(&["Enter"]);
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while std::time::Instant::now() < deadline
-            && session.tmux.capture().contains("Trust all and continue")
-        {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        if !session.tmux.capture().contains("Trust all and continue") {
-            break;
-        }
-    }
+    trust_codex_hooks(&home, &session.tmux);
 
     home.ok(&[
         "send",
@@ -226,7 +239,7 @@ fn next_turn_delivery(cli: CliKind, ready: &str) {
         "s1",
         "NEXT-MARK-one from lead",
     ]);
-    wait_until("the CLI's prompt", PATIENCE, || {
+    wait_in_session(&home, &session.tmux, "the CLI's prompt", || {
         session.tmux.capture().contains(ready)
     });
     let inbox = home.json(&["inbox", "--as", "s1", "--peek"]);

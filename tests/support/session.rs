@@ -32,14 +32,20 @@ pub struct Tmux {
 }
 
 impl Tmux {
-    /// Starts `command` in a detached session in `cwd`.
+    /// Starts `command` in a detached session in `cwd`. The pane stays when
+    /// the command ends, so a capture after a crash still shows its last
+    /// words (and tmux's "Pane is dead" line with the exit status).
     pub fn start(dir: &Path, cwd: &Path, command: &[String]) -> Self {
         let tmux = Self {
             socket: dir.join("tmux.sock"),
         };
+        let config = dir.join("tmux.conf");
+        std::fs::write(&config, "set -g remain-on-exit on\n").expect("tmux.conf");
         let status = Command::new("tmux")
             .arg("-S")
             .arg(&tmux.socket)
+            .arg("-f")
+            .arg(&config)
             .args([
                 "new-session",
                 "-d",

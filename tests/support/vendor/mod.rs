@@ -100,7 +100,13 @@ impl Drop for VendorEnv {
             let pid = serde_json::from_str::<serde_json::Value>(&text)
                 .ok()
                 .and_then(|v| v["pid"].as_u64());
-            if let Some(pid) = pid {
+            // The daemon may be gone and its pid taken by another test's
+            // process: only a process that is still Codex is stopped.
+            let still_codex = |pid: u64| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains("codex"))
+            };
+            if let Some(pid) = pid.filter(|pid| still_codex(*pid)) {
                 let _ = Command::new("kill").arg(pid.to_string()).status();
             }
         }
