@@ -166,6 +166,45 @@ pub fn group_alive(pgid: u32) -> bool {
     }
 }
 
+/// Whether the group led by `pgid` is alive and still a turn's whose shim
+/// started at `start`. Linux never gives a new process a pid still in use
+/// as a group id, so once the turn's group has died its number can lead
+/// someone else's group: a live process with that pid but another start
+/// time, or a member older than the shim, means the group is not ours (a
+/// daemon restarting after a reboot or a pid wrap must not stop it).
+pub fn group_is_the_turns(pgid: u32, start: Option<u64>) -> bool {
+    if !group_alive(pgid) {
+        return false;
+    }
+    let Some(start) = start else {
+        return true;
+    };
+    if start_time(pgid).is_some_and(|s| s != start) {
+        return false;
+    }
+    !group_members(pgid)
+        .into_iter()
+        .any(|pid| start_time(pid).is_some_and(|s| s < start))
+}
+
+/// The processes of group `pgid` (Linux: a scan of `/proc`, for the rare
+/// checks at recovery and reaping; empty elsewhere).
+fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| process_group(*pid) == Some(pgid))
+        .collect()
+}
+
+/// The process group of `pid`, from `/proc/PID/stat` (Linux).
+fn process_group(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(2)?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::{Duration, Instant};
@@ -202,5 +241,46 @@ mod tests {
             ticks >= 20,
             "the busy child's CPU time counts: {ticks} ticks"
         );
+    }
+
+    /// A group whose leader (the shim) has exited but whose member lives is
+    /// still the turn's; a live process that only shares the number (a
+    /// later start time) leads a group that is not.
+    #[test]
+    fn a_turns_group_is_recognised_and_a_reused_number_is_not() {
+        let mut lead = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("sleep 30 >/dev/null 2>&1 & echo started")
+            .process_group(0)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let pgid = lead.id();
+        let start = start_time(pgid);
+        assert!(start.is_some(), "a start time on Linux");
+        let _ = lead.wait();
+        assert!(group_alive(pgid), "the sleep keeps the group");
+        assert!(
+            group_is_the_turns(pgid, start),
+            "the orphaned member is the turn's"
+        );
+        assert!(
+            !group_is_the_turns(pgid, start.map(|s| s + 1000)),
+            "a member older than the shim is not the turn's"
+        );
+        signal_group(pgid, Signal::KILL);
+
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .expect("sleep");
+        let theirs = start_time(other.id()).map(|s| s.saturating_sub(1));
+        assert!(
+            !group_is_the_turns(other.id(), theirs),
+            "a live leader with another start time leads someone else's group"
+        );
+        let _ = other.kill();
+        let _ = other.wait();
     }
 }

@@ -15,7 +15,7 @@ use rustix::process::Signal;
 use super::cli::{self, Outcome, TurnContext};
 use super::connector::{Connector, ConnectorArgs, Launch};
 use super::lane::{INTERRUPT_GRACE, LaneRef, LaneState};
-use super::process::{TurnFiles, group_alive, is_same_process, signal_group};
+use super::process::{TurnFiles, group_alive, group_is_the_turns, is_same_process, signal_group};
 use crate::home::create_private;
 
 pub(super) fn write_prompt(files: &TurnFiles, prompt: &str) -> std::io::Result<()> {
@@ -287,9 +287,10 @@ pub(super) async fn recover(state: &mut LaneState, myself: &LaneRef) {
         None => "the daemon stopped before the turn's process started".to_owned(),
     };
     // The shim is gone, but what it started may not be: its process group
-    // outlives it while any member lives (and so is still this turn's).
+    // outlives it while any member lives. After a reboot or a pid wrap the
+    // number may lead someone else's group, which is left alone.
     if let Some(pid) = running.pid
-        && group_alive(pid)
+        && group_is_the_turns(pid, running.pid_start)
     {
         signal_group(pid, Signal::KILL);
     }
@@ -315,7 +316,7 @@ pub(super) async fn stop_for_shutdown(state: &mut LaneState) {
     }
     if let Some(pid) = running.pid {
         for sig in [Signal::INT, Signal::TERM, Signal::KILL] {
-            if !group_alive(pid) {
+            if !group_is_the_turns(pid, running.pid_start) {
                 break;
             }
             signal_group(pid, sig);
