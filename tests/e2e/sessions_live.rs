@@ -130,9 +130,13 @@ fn type_prompt(tmux: &Tmux, ready: &str, text: &str, resubmit: bool) {
 /// Codex's review of new hooks, answered "trust all" on whichever of its
 /// screens is up: under load the TUI can take "2" and Enter as one paste
 /// and open the hook list instead, which has a "trust all" key of its own.
-/// Each key waits for the screen to change; bounded to ten keys.
+/// A key is sent again only if the screen still asks for it 20 s later; a
+/// key that a slow TUI then took twice lands in the prompt and is erased.
+/// Bounded to 90 s.
 fn trust_codex_hooks(home: &TestHome, tmux: &Tmux) {
-    for _ in 0..10 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    let mut last: Option<(&str, std::time::Instant)> = None;
+    while std::time::Instant::now() < deadline {
         let screen = tmux.capture();
         let key = if screen.contains("t trust all") {
             "t"
@@ -143,15 +147,33 @@ fn trust_codex_hooks(home: &TestHome, tmux: &Tmux) {
         } else if screen.contains("Trust all and continue") {
             "2"
         } else {
-            return;
+            return erase_a_stray_key(tmux);
         };
-        tmux.send_keys(&[key]);
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while std::time::Instant::now() < deadline && tmux.capture() == screen {
-            std::thread::sleep(Duration::from_millis(50));
+        let repeat = last.is_some_and(|(k, at)| k == key && at.elapsed() < Duration::from_secs(20));
+        if !repeat {
+            tmux.send_keys(&[key]);
+            last = Some((key, std::time::Instant::now()));
         }
+        std::thread::sleep(Duration::from_millis(100));
     }
     wait_in_session(home, tmux, "the hooks trusted", || false);
+}
+
+/// Once the review is gone: a key the TUI took twice sits in the prompt
+/// ("› 2"); it is erased until the empty prompt shows (bounded to 30 s).
+fn erase_a_stray_key(tmux: &Tmux) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
+        let screen = tmux.capture();
+        if screen.contains("Ask Codex") {
+            return;
+        }
+        if screen.lines().any(|l| matches!(l.trim(), "› 2" | "› t")) {
+            tmux.send_keys(&["BSpace"]);
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// Codex: its user trusts Flotilla's hooks once, in Codex's own review; a
