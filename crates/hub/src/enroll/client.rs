@@ -188,7 +188,10 @@ pub(super) struct Exchange<'a> {
 }
 
 impl Exchange<'_> {
-    pub(super) async fn run(&self, request: &EnrollFrame) -> Result<IssuedCertificate, EnrollClientError> {
+    pub(super) async fn run(
+        &self,
+        request: &EnrollFrame,
+    ) -> Result<IssuedCertificate, EnrollClientError> {
         let local: SocketAddr = if self.addr.is_ipv4() {
             (Ipv4Addr::UNSPECIFIED, 0).into()
         } else {

@@ -82,7 +82,11 @@ pub async fn probe(token: &EnrollToken, timeout: Duration) -> Vec<Reachability> 
 }
 
 fn pairs(token: &EnrollToken) -> impl Iterator<Item = (String, String)> + '_ {
-    token.hub_addrs.iter().cloned().zip(token.enroll_addrs.iter().cloned())
+    token
+        .hub_addrs
+        .iter()
+        .cloned()
+        .zip(token.enroll_addrs.iter().cloned())
 }
 
 /// One enrollment address: `Ok` when the hub answered there.
@@ -99,7 +103,11 @@ async fn probe_one(
     let addr = match tokio::time::timeout(timeout, resolve(enroll_addr)).await {
         Ok(Some(addr)) => addr,
         Ok(None) => return Err(unreachable(format!("cannot resolve {enroll_addr}"))),
-        Err(_) => return Err(unreachable(format!("cannot resolve {enroll_addr} in {timeout:?}"))),
+        Err(_) => {
+            return Err(unreachable(format!(
+                "cannot resolve {enroll_addr} in {timeout:?}"
+            )));
+        }
     };
     let pinned = PinnedCaVerifier::new(expected);
     let tls = tls::enroll_client_config(EnrollTrust::Pinned(pinned.clone()), None)?;
