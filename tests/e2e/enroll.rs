@@ -1,7 +1,8 @@
 //! Enrollment, revocation and single use end to end: a real `hub run`, real
 //! `hub invite` tokens and `host join` over QUIC on 127.0.0.1, a joined
 //! host linking with `flotilla up`, refusals (reused, expired, wrong CA
-//! fingerprint) and `hub revoke` dropping a live link.
+//! fingerprint), `hub revoke` dropping a live link, and `hub invite`'s check
+//! that the hub answers at the token's addresses (or `--no-check`).
 
 use std::process::Child;
 use std::time::{Duration, Instant, SystemTime};
@@ -219,4 +220,60 @@ fn revoking_a_host_drops_its_link_and_a_new_enrollment_lets_it_back() {
     });
     let error = error_of(&hub.home, &["hub", "revoke", "nobody"], 4);
     assert_eq!(error["code"], "not_enrolled");
+}
+
+#[test]
+fn invite_checks_that_a_running_hub_answers_at_the_tokens_addresses() {
+    let hub = running_hub();
+    let made = hub.home.json(&["hub", "invite", "laptop"]);
+    let checked = made["reachability"].as_array().expect("reachability");
+    assert_eq!(checked.len(), 1, "{made}");
+    assert_eq!(checked[0]["addr"], hub.addr.as_str());
+    assert_eq!(checked[0]["enroll_addr"], made["enroll_addrs"][0]);
+    assert_eq!(checked[0]["reachable"], true, "{made}");
+    assert!(checked[0].get("error").is_none(), "{made}");
+
+    let out = hub.home.run(&["hub", "invite", "laptop"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("reachable: the hub answered at"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("loopback address"), "{stderr}");
+    // The probe used no token: the one it made still enrolls.
+    let token = made["token"].as_str().expect("token");
+    TestHome::new().ok(&["host", "join", token]);
+}
+
+#[test]
+fn invite_without_a_running_hub_still_prints_its_token_and_warns() {
+    let addr = format!("127.0.0.1:{}", free_udp_port());
+    let home = hub_home_on(&addr, &format!("127.0.0.1:{}", free_udp_port()));
+    let made = home.json(&["hub", "invite", "laptop"]);
+    assert!(made["token"].as_str().is_some(), "{made}");
+    let checked = &made["reachability"][0];
+    assert_eq!(checked["addr"], addr.as_str());
+    assert_eq!(checked["reachable"], false, "{made}");
+    let error = checked["error"].as_str().expect("a reason");
+    assert!(error.contains("flotilla hub run"), "{error}");
+
+    let out = home.run(&["hub", "invite", "laptop"]);
+    assert_eq!(out.status.code(), Some(0), "a warning, not a failure");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "only the token: {stdout}");
+    assert!(stdout.starts_with("flotilla-enroll-v1:"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("not reachable: the hub at {addr}")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("flotilla hub install"), "{stderr}");
+
+    let unchecked = home.json(&["hub", "invite", "laptop", "--no-check"]);
+    assert!(unchecked.get("reachability").is_none(), "{unchecked}");
+    let out = home.run(&["hub", "invite", "laptop", "--no-check"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("reachable"), "{stderr}");
 }

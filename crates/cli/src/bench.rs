@@ -143,7 +143,8 @@ async fn local(args: &BenchLocalArgs) -> Result<Figures> {
     let dir = tempfile::Builder::new()
         .prefix("flotilla-bench-")
         .tempdir()?;
-    crate::verbosity::note!("measuring the floor (bare redb commits)...");
+    let mut phases = crate::progress::Phases::default();
+    phases.next("measuring the floor (bare redb commits)...");
     let floor = redb_commit_p50(dir.path())?;
     let home = Home::at(dir.path().join("home"));
     let (mut daemon, mut admin, pid) = start_daemon(&home).await?;
@@ -163,17 +164,17 @@ async fn local(args: &BenchLocalArgs) -> Result<Figures> {
             })
             .await?;
     }
-    crate::verbosity::note!(
+    phases.next(format!(
         "latency: {} messages, one sender, one reader...",
         args.latency_messages
-    );
+    ));
     let (p50, p99) = latency(&home, args.latency_messages).await?;
     let mut throughput = Vec::new();
     for senders in [1usize, 4, 16] {
-        crate::verbosity::note!(
+        phases.next(format!(
             "throughput: {} messages from {senders} sender(s)...",
             args.throughput_messages
-        );
+        ));
         let per_sec = flood(&home, senders, args.throughput_messages, "reader").await?;
         throughput.push(Throughput {
             senders,
@@ -182,9 +183,13 @@ async fn local(args: &BenchLocalArgs) -> Result<Figures> {
             ratio_to_commit_rate: per_sec * floor / 1e6,
         });
     }
-    crate::verbosity::note!("memory: queueing {} messages...", args.queued_messages);
+    phases.next(format!(
+        "memory: queueing {} messages...",
+        args.queued_messages
+    ));
     flood(&home, 16, args.queued_messages, "sink").await?;
     let rss_queued = rss_kib(pid);
+    phases.end();
     let _ = admin.call(&ShutdownArgs {}).await;
     let _ = tokio::time::timeout(Duration::from_secs(30), daemon.wait()).await;
     Ok(Figures {

@@ -55,10 +55,12 @@ pub(crate) async fn federation(args: &BenchFederationArgs) -> Result<FederationF
     let (hub, addr) = hub_home(dir.path(), "hub")?;
     let host1 = host_home(dir.path(), &hub, "host1", addr)?;
     let host2 = host_home(dir.path(), &hub, "host2", addr)?;
-    crate::verbosity::note!("floor: bare QUIC echo over loopback...");
+    let mut phases = crate::progress::Phases::default();
+    phases.next("floor: bare QUIC echo over loopback...");
     let hub_certs = CertPaths::new(&hub.certs_dir);
     let host_certs = CertPaths::new(&host1.certs_dir);
     let echo = echo::measure(&hub_certs, &host_certs, HUB_NAME, 1000, 20_000).await?;
+    phases.end();
     let cross = cross::measure(&hub, [&host1, &host2], args.messages).await?;
     let scale = scale::measure(dir.path(), args.hosts, args.peers_per_host).await?;
     Ok(FederationFigures {

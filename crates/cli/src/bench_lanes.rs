@@ -74,10 +74,11 @@ pub(crate) async fn lanes(args: &BenchLanesArgs, rss_kib: fn(u32) -> u64) -> Res
     let home = Home::at(dir.path().join("home"));
     let (mut daemon, mut c, pid) = crate::bench::start_daemon(&home).await?;
     let rss_idle = rss_kib(pid);
-    crate::verbosity::note!(
+    let mut phases = crate::progress::Phases::default();
+    phases.next(format!(
         "timing {} runs of `true`, directly and as a lane...",
         args.runs
-    );
+    ));
     let mut direct = Vec::new();
     let mut lane = Vec::new();
     run_lane(&mut c, "warmup", dir.path()).await?;
@@ -89,11 +90,12 @@ pub(crate) async fn lanes(args: &BenchLanesArgs, rss_kib: fn(u32) -> u64) -> Res
         run_lane(&mut c, &format!("t{i}"), dir.path()).await?;
         lane.push(t.elapsed());
     }
-    crate::verbosity::note!("memory: {} idle lanes...", args.idle_lanes);
+    phases.next(format!("memory: {} idle lanes...", args.idle_lanes));
     for i in 0..args.idle_lanes {
         run_lane(&mut c, &format!("idle{i}"), dir.path()).await?;
     }
     let rss_lanes = rss_kib(pid);
+    phases.end();
     let _ = c.call(&ShutdownArgs {}).await;
     let _ = tokio::time::timeout(Duration::from_secs(60), daemon.wait()).await;
     let (d, l) = (median(direct), median(lane));

@@ -10,6 +10,7 @@
 
 mod authority;
 pub mod client;
+pub mod probe;
 
 use std::future::Future;
 use std::net::{SocketAddr, UdpSocket};

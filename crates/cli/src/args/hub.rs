@@ -95,6 +95,9 @@ pub(crate) struct HubInviteArgs {
     /// Default: [hub_server] listen, else the hub certificate's names.
     #[arg(long = "addr", value_name = "ADDR")]
     pub(crate) addrs: Vec<String>,
+    /// Skip checking that the hub answers at the token's addresses (3 s each, at once).
+    #[arg(long)]
+    pub(crate) no_check: bool,
 }
 
 #[derive(Debug, Args)]

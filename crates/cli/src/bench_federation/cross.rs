@@ -70,12 +70,16 @@ pub(crate) async fn measure(
     join(&mut c2, "b", &group).await?;
     wait_visible(&mut c1, "a", "host2/b").await?;
     let latency_messages = messages.min(MAX_LATENCY_MESSAGES);
-    crate::verbosity::note!("cross-host latency: {latency_messages} messages, one at a time...");
+    let mut phases = crate::progress::Phases::default();
+    phases.next(format!(
+        "cross-host latency: {latency_messages} messages, one at a time..."
+    ));
     let times = timed_sends(first, "a", second, "b", "host2/b", latency_messages).await?;
-    crate::verbosity::note!(
+    phases.next(format!(
         "cross-host throughput: {messages} messages from {senders} sender(s)..."
-    );
+    ));
     let per_sec = flood(first, second, senders, messages).await?;
+    phases.end();
     for (c, d) in [(&mut c1, &mut d1), (&mut c2, &mut d2)] {
         let _ = c.call(&ShutdownArgs {}).await;
         let _ = tokio::time::timeout(PATIENCE, d.wait()).await;

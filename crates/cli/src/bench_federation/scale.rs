@@ -69,7 +69,8 @@ pub(crate) async fn measure(dir: &Path, hosts: usize, peers: usize) -> Result<Sc
     let (process, pid) = start_hub(&hub).await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let rss_idle = rss_kib(pid);
-    crate::verbosity::note!("hub scale: issuing {hosts} host certificates...");
+    let mut phases = crate::progress::Phases::default();
+    phases.next(format!("hub scale: issuing {hosts} host certificates..."));
     let started = Instant::now();
     let mut sims = sim::issue(
         &CertPaths::new(&hub.certs_dir),
@@ -88,9 +89,9 @@ pub(crate) async fn measure(dir: &Path, hosts: usize, peers: usize) -> Result<Sc
     wait_links(&mut links, 1, Instant::now()).await?;
     wait_whole(&hub, 1, peers).await?;
     let (roster_one, _) = roster_cli(&hub).await?;
-    crate::verbosity::note!(
+    phases.next(format!(
         "hub scale: linking {hosts} simulated hosts with {peers} peers each..."
-    );
+    ));
     let started = Instant::now();
     let cpu_before = cpu_ms(pid);
     for sim in rest {
@@ -102,13 +103,14 @@ pub(crate) async fn measure(dir: &Path, hosts: usize, peers: usize) -> Result<Sc
     tokio::time::sleep(Duration::from_millis(300)).await;
     let rss_linked = rss_kib(pid);
     let (roster_all, roster_bytes) = roster_cli(&hub).await?;
-    crate::verbosity::note!("hub scale: restarting the hub...");
+    phases.next("hub scale: restarting the hub...");
     stop_hub(process, pid).await?;
     let restarted = Instant::now();
     let (process, pid) = start_hub(&hub).await?;
     let back = wait_links(&mut links, hosts, restarted).await? - restarted;
     let whole_again = wait_whole(&hub, hosts, peers).await? - restarted;
     let cpu_again = cpu_ms(pid);
+    phases.end();
     tasks.abort_all();
     stop_hub(process, pid).await?;
     Ok(ScaleFigures {

@@ -1,5 +1,7 @@
 //! `hub invite`, `hub revoke` and `host join`. The token is the only thing
-//! `hub invite` prints on stdout in human mode; nothing prints a key.
+//! `hub invite` prints on stdout in human mode; nothing prints a key. After
+//! the token, `hub invite` checks that the hub answers at its addresses
+//! (`reachability`; skipped with `--no-check`).
 
 use std::time::SystemTime;
 
@@ -9,8 +11,8 @@ use flotilla_actors::pki::CertInfo;
 use flotilla_host::enrollment;
 use serde_json::{Value, json};
 
-use super::Env;
 use super::certs::time;
+use super::{Env, reachability};
 use crate::args::HubInviteArgs;
 use crate::exit::OK;
 use crate::output::{self, outln};
@@ -24,13 +26,13 @@ fn cert_info_json(c: &CertInfo) -> Value {
     })
 }
 
-pub(crate) fn invite(env: &Env, args: HubInviteArgs) -> Result<u8> {
+pub(crate) async fn invite(env: &Env, args: HubInviteArgs) -> Result<u8> {
     let host = HostName::new(&args.host)?;
     let made = enrollment::invite(&env.home, &host, args.ttl, &args.addrs, SystemTime::now())?;
     let next = format!("on {host}: flotilla host join TOKEN");
     if env.json {
         let t = &made.decoded;
-        output::json(&json!({
+        let mut out = json!({
             "schema": "flotilla.hub-invite.v1",
             "host": host.as_str(),
             "token": made.token,
@@ -41,7 +43,11 @@ pub(crate) fn invite(env: &Env, args: HubInviteArgs) -> Result<u8> {
             "enroll_addrs": t.enroll_addrs,
             "ca_fingerprint": t.ca_fingerprint,
             "next": next,
-        }))?;
+        });
+        if !args.no_check {
+            out["reachability"] = reachability::json(&reachability::check(t).await);
+        }
+        output::json(&out)?;
     } else {
         outln!("{}", made.token)?;
         crate::verbosity::note!(
@@ -49,6 +55,9 @@ pub(crate) fn invite(env: &Env, args: HubInviteArgs) -> Result<u8> {
             time(made.expires),
             made.decoded.hub_addrs.join(", ")
         );
+        if !args.no_check {
+            reachability::report(&reachability::check(&made.decoded).await);
+        }
     }
     Ok(OK)
 }

@@ -19,6 +19,7 @@ mod logs;
 pub(crate) mod mail;
 mod manual;
 mod peers;
+mod reachability;
 mod service_unit;
 mod session;
 
@@ -85,7 +86,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Hub(HubCommand::Run) => hub::run(&env).await,
         Command::Hub(HubCommand::Roster) => hub::roster(&env).await,
         Command::Hub(HubCommand::Web(a)) => hub::web(&env, a).await,
-        Command::Hub(HubCommand::Invite(a)) => enroll::invite(&env, a),
+        Command::Hub(HubCommand::Invite(a)) => enroll::invite(&env, a).await,
         Command::Hub(HubCommand::Revoke { host }) => enroll::revoke(&env, &host),
         Command::Hub(HubCommand::Groups { change }) => hub::groups(&env, change),
         Command::Host(HostCommand::Join { token }) => enroll::join(&env, &token).await,

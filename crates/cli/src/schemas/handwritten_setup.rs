@@ -111,7 +111,7 @@ pub(super) fn all() -> Vec<(&'static str, Schema)> {
         ),
         (
             "flotilla.hub-invite.v1",
-            top(
+            schema(object_with_optional(
                 "`flotilla hub invite HOST --json`.",
                 json!({
                     "host": string("The invited host."),
@@ -123,8 +123,18 @@ pub(super) fn all() -> Vec<(&'static str, Schema)> {
                     "enroll_addrs": strings("The hub's enrollment addresses."),
                     "ca_fingerprint": string("The CA's fingerprint."),
                     "next": string("What to do next."),
+                    "reachability": {"type": "array", "description":
+                        "Whether the hub answered at each address pair, dialled from here as `host join` \
+                         would (absent with --no-check).",
+                        "items": object_with_optional("One address pair.", json!({
+                            "addr": string("The hub's address (`hub_addrs`)."),
+                            "enroll_addr": string("The enrollment address dialled (`enroll_addrs`)."),
+                            "reachable": boolean("Whether the hub answered there within 3 s."),
+                            "error": string("Why not, and what to do (only when not reachable)."),
+                        }), &["error"])},
                 }),
-            ),
+                &["reachability"],
+            )),
         ),
         (
             "flotilla.hub-revoke.v1",

@@ -169,26 +169,29 @@ pub async fn renew(
     exchange.run(&request).await
 }
 
-async fn resolve(addr: &str) -> Option<SocketAddr> {
+pub(super) async fn resolve(addr: &str) -> Option<SocketAddr> {
     tokio::net::lookup_host(addr).await.ok()?.next()
 }
 
 /// One request on one connection.
-struct Exchange<'a> {
+pub(super) struct Exchange<'a> {
     /// The enrollment address.
-    addr: SocketAddr,
+    pub(super) addr: SocketAddr,
     /// The name the hub's certificate must carry.
-    hub_name: &'a str,
+    pub(super) hub_name: &'a str,
     /// TLS and transport.
-    config: quinn::ClientConfig,
+    pub(super) config: quinn::ClientConfig,
     /// For the whole exchange.
-    timeout: Duration,
+    pub(super) timeout: Duration,
     /// The pinned verifier, to tell a CA mismatch from other TLS failures.
-    pinned: Option<&'a PinnedCaVerifier>,
+    pub(super) pinned: Option<&'a PinnedCaVerifier>,
 }
 
 impl Exchange<'_> {
-    async fn run(&self, request: &EnrollFrame) -> Result<IssuedCertificate, EnrollClientError> {
+    pub(super) async fn run(
+        &self,
+        request: &EnrollFrame,
+    ) -> Result<IssuedCertificate, EnrollClientError> {
         let local: SocketAddr = if self.addr.is_ipv4() {
             (Ipv4Addr::UNSPECIFIED, 0).into()
         } else {
