@@ -36,10 +36,14 @@ declare -A printed_version=([grok]=1.0.1)
 
 die() { echo "install.sh: $*" >&2; exit 1; }
 
-command -v node >/dev/null || die "node is not installed (need node >= 20.6)"
+command -v node >/dev/null || die "node is not installed (need node >= 20.6 to install)"
 command -v npm >/dev/null || die "npm is not installed"
 node_major="$(node -p 'process.versions.node.split(".")[0]')"
 [ "$node_major" -ge 20 ] || die "node $(node --version) is too old (need >= 20.6)"
+# claude and qwen run on node >= 22. On Linux the registry's per-platform node
+# package (an optional dependency) puts node 22 in the bin directory, first on
+# the tests' PATH; elsewhere the machine's node must be new enough.
+export PATH="$bin_dir:$PATH"
 
 # Version of $1 recorded in package-lock.json.
 locked_version() {
@@ -68,6 +72,7 @@ up_to_date() {
   for b in "${bins[@]}"; do
     [ -x "$bin_dir/$b" ] || return 1
   done
+  if [ "$(uname -s)" = Linux ]; then [ -x "$bin_dir/node" ] || return 1; fi
   packages_match_lock
 }
 
@@ -104,6 +109,9 @@ for b in "${bins[@]}"; do
     *) missing+=("$b ($pkg: --version printed '${out//$'\n'/ }', expected $want)") ;;
   esac
 done
+
+run_major="$(node -p 'process.versions.node.split(".")[0]')"
+[ "$run_major" -ge 22 ] || missing+=("node $(node --version) runs the CLIs; claude and qwen need >= 22 (install node 22)")
 
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "install.sh: missing or broken CLIs:" >&2

@@ -258,14 +258,32 @@ fn messages_its_owner_as_itself(cli: CliKind) {
             args: serde_json::json!({"to": "lead", "body": body}),
         },
     };
-    if cli == CliKind::Qwen {
-        // Qwen offers MCP tools only once its tool search has found them,
-        // as a model would ask it to.
-        rig.server.push(Reply::Tool {
-            name: "tool_search".into(),
-            args: serde_json::json!({"query": "select:mcp__flotilla__send"}),
-        });
-    }
+    // Claude Code and Qwen Code hide MCP tools until their tool search has
+    // found them, as a model would ask it to; Qwen then calls a hidden tool
+    // through its `tool_call`.
+    let call = match cli {
+        CliKind::Claude => {
+            rig.server.push(Reply::Tool {
+                name: "ToolSearch".into(),
+                args: serde_json::json!({"query": "select:mcp__flotilla__send", "max_results": 1}),
+            });
+            call
+        }
+        CliKind::Qwen => {
+            rig.server.push(Reply::Tool {
+                name: "tool_search".into(),
+                args: serde_json::json!({"query": "select:mcp__flotilla__send"}),
+            });
+            Reply::Tool {
+                name: "tool_call".into(),
+                args: serde_json::json!({
+                    "name": "mcp__flotilla__send",
+                    "arguments": {"to": "lead", "body": body},
+                }),
+            }
+        }
+        _ => call,
+    };
     rig.server.push(call);
     rig.server.push(Reply::text("sent it"));
     let (code, v, err) = if cli == CliKind::Pi {

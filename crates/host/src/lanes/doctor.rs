@@ -13,9 +13,9 @@ use crate::config::HostConfig;
 
 /// The versions the project's tests install (tests/clis/package.json).
 pub const TESTED_VERSIONS: &[(CliKind, &str, &str)] = &[
-    (CliKind::Claude, "claude", "2.1.197"),
+    (CliKind::Claude, "claude", "2.1.332"),
     (CliKind::Codex, "codex", "0.171.0"),
-    (CliKind::Qwen, "qwen", "0.15.10"),
+    (CliKind::Qwen, "qwen", "0.24.4"),
     (CliKind::Gemini, "gemini", "0.61.0"),
     (CliKind::Pi, "pi", "0.73.1"),
     (CliKind::Opencode, "opencode", "1.18.33"),

@@ -18,7 +18,12 @@ use super::doctor::{TESTED_VERSIONS, printed_version};
 /// Floors below the tested version: a CLI's oldest version still checked
 /// against its connector, once a newer one is pinned for the tests. A CLI
 /// not listed has its tested version (tests/clis/package.json) as floor.
-const OLDER_FLOORS: &[(CliKind, &str)] = &[];
+const OLDER_FLOORS: &[(CliKind, &str)] = &[
+    // Pinned before 2.1.332 (which hides MCP tools behind its tool search).
+    (CliKind::Claude, "2.1.197"),
+    // Pinned before 0.24.4 (which calls hidden MCP tools through `tool_call`).
+    (CliKind::Qwen, "0.15.10"),
+];
 
 /// The oldest version of `cli` a lane runs.
 fn floor(cli: CliKind) -> Option<&'static str> {
