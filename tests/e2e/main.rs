@@ -24,6 +24,7 @@ mod hub_groups;
 mod hub_limits;
 mod hub_queue_time;
 mod hub_receipts;
+mod hub_relink;
 mod integrations;
 mod lane_answers;
 mod lane_ctrl_c;

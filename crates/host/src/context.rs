@@ -108,9 +108,11 @@ pub struct HostContext {
     /// registry.
     pub remote: RwLock<BTreeMap<PeerId, RosterPeer>>,
     /// Where lane calls for other hosts go while the hub link is up; set
-    /// and cleared by the link.
-    pub hub_calls:
-        std::sync::Mutex<Option<tokio::sync::mpsc::Sender<crate::remote_lanes::OutgoingCall>>>,
+    /// and cleared by the link. A call made while the link is down waits on
+    /// it (up to the call's own deadline) for the link to come back.
+    pub hub_calls: tokio::sync::watch::Sender<
+        Option<tokio::sync::mpsc::Sender<crate::remote_lanes::OutgoingCall>>,
+    >,
     stopping: AtomicBool,
 }
 
@@ -143,7 +145,7 @@ impl HostContext {
             waiting: Default::default(),
             hub_link: RwLock::new(None),
             remote: RwLock::new(BTreeMap::new()),
-            hub_calls: std::sync::Mutex::new(None),
+            hub_calls: tokio::sync::watch::Sender::new(None),
             stopping: AtomicBool::new(false),
         }
     }

@@ -183,7 +183,8 @@ pub async fn run(home: &Home) -> Result<(), HubServerError> {
         .map_or(DEFAULT_LINK_QUEUE_BYTES, |b| {
             usize::try_from(b).unwrap_or(usize::MAX)
         });
-    let endpoint = HubEndpoint::bind(addr, quic, HubHandshake::new(server.name.clone()))?
+    let reset = setup::hub_endpoint_config(&certs)?;
+    let endpoint = HubEndpoint::bind(addr, reset, quic, HubHandshake::new(server.name.clone()))?
         .with_core(core.clone())
         .with_link_queue_bytes(link_queue)
         .with_budget(server.host_budget());

@@ -94,9 +94,12 @@ pub struct HubEndpoint {
 
 impl HubEndpoint {
     /// Binds a UDP socket on `addr` and serves `server_config` there (build
-    /// it with [`crate::transport::server_config`]).
+    /// it with [`crate::transport::server_config`]), with `endpoint_config`
+    /// ([`crate::transport::hub_endpoint_config`]: the reset key that lets a
+    /// restarted hub end its predecessor's links at once).
     pub fn bind(
         addr: SocketAddr,
+        endpoint_config: quinn::EndpointConfig,
         server_config: quinn::ServerConfig,
         handshake: HubHandshake,
     ) -> Result<Self, BindError> {
@@ -104,12 +107,13 @@ impl HubEndpoint {
             addr: addr.to_string(),
             source,
         })?;
-        Self::from_socket(socket, server_config, handshake)
+        Self::from_socket(socket, endpoint_config, server_config, handshake)
     }
 
     /// Serves on a socket the caller bound. Needs a tokio runtime.
     pub fn from_socket(
         socket: UdpSocket,
+        endpoint_config: quinn::EndpointConfig,
         server_config: quinn::ServerConfig,
         handshake: HubHandshake,
     ) -> Result<Self, BindError> {
@@ -117,13 +121,8 @@ impl HubEndpoint {
             .local_addr()
             .map_or_else(|_| "(unknown)".to_owned(), |a| a.to_string());
         let runtime = Arc::new(quinn::TokioRuntime);
-        let endpoint = quinn::Endpoint::new(
-            quinn::EndpointConfig::default(),
-            Some(server_config),
-            socket,
-            runtime,
-        )
-        .map_err(|source| BindError::Socket { addr, source })?;
+        let endpoint = quinn::Endpoint::new(endpoint_config, Some(server_config), socket, runtime)
+            .map_err(|source| BindError::Socket { addr, source })?;
         let (events, _) = broadcast::channel(EVENT_BACKLOG);
         let shared = Arc::new(Shared {
             handshake,

@@ -281,6 +281,18 @@ pub fn hub_server_config(
     Ok(transport::server_config(tls)?)
 }
 
+/// The hub's QUIC endpoint config from `paths`: a stateless-reset key
+/// derived from the hub's key, the same after every restart
+/// ([`transport::reset_key_seed`]).
+pub fn hub_endpoint_config(paths: &CertPaths) -> Result<quinn::EndpointConfig, SetupError> {
+    const HINT: &str = "run `flotilla hub init --name HUB` in this home first";
+    let key = paths.require("the hub key", paths.hub_key(), HINT)?;
+    let der = files::read_private_key(&key)?;
+    Ok(transport::hub_endpoint_config(&transport::reset_key_seed(
+        der.secret_der(),
+    )))
+}
+
 /// The hub's enrollment QUIC server config from `paths`: the hub's
 /// certificate followed by the CA's (a joining host checks the CA's
 /// fingerprint), a client certificate optional but checked against the CA

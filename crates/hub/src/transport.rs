@@ -3,8 +3,12 @@
 //!
 //! Owns the timers: a link is dead after [`IDLE_TIMEOUT`] of silence, and
 //! each side sends a keep-alive every [`KEEP_ALIVE`], well under half the
-//! idle timeout so that one lost keep-alive does not end a link. Must not
-//! build TLS configs (`flotilla_actors::tls` does).
+//! idle timeout so that one lost keep-alive does not end a link. Owns the
+//! hub's stateless-reset key too: derived from the hub's own private key,
+//! so a hub restarted after a crash resets the links of the hub that died
+//! at their first packet (hosts redial at once instead of waiting for a
+//! ping to time out). Must not build TLS configs (`flotilla_actors::tls`
+//! does).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,6 +53,37 @@ pub fn transport_config() -> Arc<quinn::TransportConfig> {
     Arc::new(transport)
 }
 
+/// The label of the stateless-reset key's derivation (a new label, a new
+/// key: bump it if the derivation ever changes).
+const RESET_KEY_LABEL: &[u8] = b"flotilla hub stateless-reset key v1";
+
+/// The seed of the hub's stateless-reset key: an HMAC-SHA256 of a fixed
+/// label keyed with the hub's private key (DER). The same key gives the
+/// same seed across restarts; it reveals nothing of the key.
+pub fn reset_key_seed(private_key_der: &[u8]) -> [u8; 32] {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, private_key_der);
+    let tag = ring::hmac::sign(&key, RESET_KEY_LABEL);
+    let mut seed = [0u8; 32];
+    seed.copy_from_slice(tag.as_ref());
+    seed
+}
+
+/// The hub's endpoint config from `seed` (see [`reset_key_seed`]): its
+/// stateless-reset key, and a connection-id generator whose ids a restarted
+/// hub still recognises as its own (quinn sends a reset only for an id it
+/// could have issued); the rest quinn's defaults.
+pub fn hub_endpoint_config(seed: &[u8; 32]) -> quinn::EndpointConfig {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, seed);
+    let mut config = quinn::EndpointConfig::new(Arc::new(key));
+    let mut cid_key = [0u8; 8];
+    cid_key.copy_from_slice(&seed[24..]);
+    let cid_key = u64::from_le_bytes(cid_key);
+    config.cid_generator(move || {
+        Box::new(quinn_proto::HashedConnectionIdGenerator::from_key(cid_key))
+    });
+    config
+}
+
 /// The hub's quinn config from its rustls config.
 pub fn server_config(tls: rustls::ServerConfig) -> Result<quinn::ServerConfig, QuicConfigError> {
     let mut config = quinn::ServerConfig::with_crypto(Arc::new(QuicServerConfig::try_from(tls)?));
@@ -70,5 +105,13 @@ mod tests {
     #[test]
     fn keep_alive_is_under_half_the_idle_timeout() {
         assert!(KEEP_ALIVE * 2 < IDLE_TIMEOUT);
+    }
+
+    #[test]
+    fn the_reset_key_is_the_same_for_the_same_hub_key_only() {
+        let seed = reset_key_seed(b"a hub key");
+        assert_eq!(seed, reset_key_seed(b"a hub key"), "stable across restarts");
+        assert_ne!(seed, reset_key_seed(b"another hub key"));
+        assert_ne!(&seed[..], &b"a hub key"[..], "not the key itself");
     }
 }

@@ -25,6 +25,7 @@ use super::state::{Liveness, Tick};
 use crate::context::HostContext;
 use crate::registry::RegistryMsg;
 use crate::remote_lanes::OutgoingCall;
+use crate::remote_lanes::{CallEnd, undelivered};
 
 /// Messages handed to the hub and not yet answered, at most.
 const WINDOW: usize = 256;
@@ -44,8 +45,9 @@ struct Link<'a> {
     /// When to send the outbox again after the hub refused a message for
     /// now.
     resend: Resend,
-    /// Lane calls to other hosts waiting for their answers, by number.
-    calls: HashMap<u64, oneshot::Sender<Result<String, String>>>,
+    /// Lane calls to other hosts waiting for their answers, by number,
+    /// with how many datagrams the link had received when each was sent.
+    calls: HashMap<u64, (oneshot::Sender<CallEnd>, u64)>,
     /// The last lane call number used.
     last_call: u64,
     /// Frames to send once something finished off the loop (a commit, a
@@ -66,9 +68,7 @@ pub(super) async fn run(
     let reader = tokio::spawn(read_frames(recv, tx));
     let (later, mut ready) = mpsc::unbounded_channel();
     let (calls_tx, mut calls) = mpsc::channel(WINDOW);
-    if let Ok(mut slot) = ctx.hub_calls.lock() {
-        *slot = Some(calls_tx);
-    }
+    ctx.hub_calls.send_replace(Some(calls_tx));
     let mut link = Link {
         ctx,
         send,
@@ -105,7 +105,9 @@ pub(super) async fn run(
                 () = resend_at(link.resend.due_at()), if link.inflight == 0 => {
                     link.resend_if_due().await?;
                 }
-                Some(out) = calls.recv() => link.lane_call(out).await?,
+                Some(out) = calls.recv() => {
+                    link.lane_call(out, connection.stats().udp_rx.datagrams).await?;
+                }
                 Some(done) = ready.recv() => link.write(done?).await?,
                 _ = ticker.tick() => match liveness.tick(std::time::Instant::now()) {
                     Tick::Ping(nonce) => link.write(Frame::Ping { nonce }).await?,
@@ -120,8 +122,16 @@ pub(super) async fn run(
     }
     .await;
     reader.abort();
-    if let Ok(mut slot) = ctx.hub_calls.lock() {
-        *slot = None;
+    ctx.hub_calls.send_replace(None);
+    let reset = matches!(
+        connection.close_reason(),
+        Some(quinn::ConnectionError::Reset)
+    );
+    let received = connection.stats().udp_rx.datagrams;
+    for (_, (reply, when_sent)) in link.calls.drain() {
+        if undelivered(reset, when_sent, received) {
+            let _ = reply.send(CallEnd::Undelivered);
+        }
     }
     match ended {
         Ok(None) => {
@@ -196,14 +206,14 @@ impl Link<'_> {
 
     /// Sends a lane call for another host, after any roster change (so the
     /// hub knows the requester).
-    async fn lane_call(&mut self, out: OutgoingCall) -> Result<(), String> {
+    async fn lane_call(&mut self, out: OutgoingCall, received: u64) -> Result<(), String> {
         if let Some(delta) = self.roster.delta(&self.ctx.host, &self.ctx.directory()) {
             self.write(Frame::RosterDelta(delta)).await?;
         }
         self.last_call += 1;
         let mut call = out.call;
         call.call = self.last_call;
-        self.calls.insert(call.call, out.reply);
+        self.calls.insert(call.call, (out.reply, received));
         self.write(Frame::LaneCall(call)).await
     }
 
@@ -371,8 +381,8 @@ impl Link<'_> {
                 });
             }
             Frame::LaneAnswer(answer) => {
-                if let Some(reply) = self.calls.remove(&answer.call) {
-                    let _ = reply.send(answer.result);
+                if let Some((reply, _)) = self.calls.remove(&answer.call) {
+                    let _ = reply.send(CallEnd::Answered(answer.result));
                 }
             }
             other => tracing::debug!(

@@ -8,13 +8,17 @@ use flotilla_actors::federation::LaneCall;
 use flotilla_actors::names::PeerId;
 use flotilla_actors::protocol::{ControlError, ErrorCode, REMOTE_LANE_OPS, RemoteCallArgs};
 use serde_json::Value;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 
-use super::OutgoingCall;
+use super::{CallEnd, OutgoingCall};
 use crate::context::HostContext;
 
 /// Slack on top of an op's own wait, for the relay both ways.
 const RELAY_SLACK: Duration = Duration::from_secs(30);
+
+/// How often a call no hub took is sent (a hub restarting, twice at most).
+const SENDS: usize = 3;
 
 /// How long to wait for the answer: the op's own wait plus slack, or no
 /// limit for a `lane.wait` without a timeout (the turn may take hours; a
@@ -46,22 +50,6 @@ pub async fn call(ctx: &Arc<HostContext>, args: RemoteCallArgs) -> Result<Value,
         .with_hint("drop --host to drive a lane of this host"));
     }
     let requester: PeerId = crate::lanes::ensure_owner(ctx, args.as_peer.as_ref()).await?;
-    let sender = ctx
-        .hub_calls
-        .lock()
-        .ok()
-        .and_then(|s| s.clone())
-        .ok_or_else(|| {
-            ControlError::new(
-                ErrorCode::Unavailable,
-                format!(
-                    "this host is not linked to the hub, so {} cannot be reached",
-                    args.host
-                ),
-            )
-            .with_hint("`flotilla host status` shows the hub link; remote lanes need it up")
-        })?;
-    let (reply, answer) = oneshot::channel();
     let call = LaneCall {
         call: 0,
         host: args.host.clone(),
@@ -70,6 +58,23 @@ pub async fn call(ctx: &Arc<HostContext>, args: RemoteCallArgs) -> Result<Value,
         op: args.op.clone(),
         args: args.args.to_string(),
     };
+    match relay(ctx, &args, call).await? {
+        Ok(json) => serde_json::from_str(&json).map_err(|e| {
+            ControlError::internal(format!("{} answered unreadable JSON: {e}", args.host))
+        }),
+        Err(json) => Err(serde_json::from_str::<ControlError>(&json)
+            .unwrap_or_else(|_| ControlError::new(ErrorCode::Internal, json))),
+    }
+}
+
+/// Sends `call` on the hub link and waits for its answer. A call no hub
+/// took (the hub restarted under it) is sent again once the link is back,
+/// [`SENDS`] times at most, within the op's own deadline.
+async fn relay(
+    ctx: &HostContext,
+    args: &RemoteCallArgs,
+    call: LaneCall,
+) -> Result<Result<String, String>, ControlError> {
     let lost = || {
         ControlError::new(
             ErrorCode::Unavailable,
@@ -81,26 +86,81 @@ pub async fn call(ctx: &Arc<HostContext>, args: RemoteCallArgs) -> Result<Value,
             args.host
         ))
     };
-    sender
-        .send(OutgoingCall { call, reply })
-        .await
-        .map_err(|_| lost())?;
-    let answered = match patience(&args) {
-        Some(limit) => tokio::time::timeout(limit, answer).await.map_err(|_| {
-            ControlError::new(
-                ErrorCode::Unavailable,
-                format!("{} did not answer within {limit:?}", args.host),
-            )
-            .with_hint("its link to the hub may be dead; `flotilla hub roster` at the hub shows it, retry once it is back")
-        })?,
-        None => answer.await,
+    let patience = patience(args);
+    let deadline = Instant::now() + patience.unwrap_or(RELAY_SLACK);
+    for _ in 0..SENDS {
+        // An open wait has no deadline of its own: each wait for the link
+        // gets the slack.
+        let link_by = match patience {
+            Some(_) => deadline,
+            None => Instant::now() + RELAY_SLACK,
+        };
+        let sender = linked(ctx, args, link_by).await?;
+        let (reply, answer) = oneshot::channel();
+        let sent = OutgoingCall {
+            call: call.clone(),
+            reply,
+        };
+        // A link that ended before taking the call: it was never sent.
+        if sender.send(sent).await.is_err() {
+            continue;
+        }
+        let end = match patience {
+            Some(limit) => tokio::time::timeout_at(deadline, answer).await.map_err(|_| {
+                ControlError::new(
+                    ErrorCode::Unavailable,
+                    format!("{} did not answer within {limit:?}", args.host),
+                )
+                .with_hint("its link to the hub may be dead; `flotilla hub roster` at the hub shows it, retry once it is back")
+            })?,
+            None => answer.await,
+        };
+        match end.map_err(|_| lost())? {
+            CallEnd::Answered(result) => return Ok(result),
+            CallEnd::Undelivered => tracing::info!(
+                host = %args.host,
+                op = %args.op,
+                "the hub restarted before taking a remote lane call; it is sent again once linked"
+            ),
+        }
+    }
+    Err(lost())
+}
+
+/// The hub link's call queue. While the link is down (a hub restarting,
+/// a network coming back) the call waits for it until `deadline`; with no
+/// hub configured it fails at once.
+async fn linked(
+    ctx: &HostContext,
+    args: &RemoteCallArgs,
+    deadline: Instant,
+) -> Result<mpsc::Sender<OutgoingCall>, ControlError> {
+    let not_linked = |waited: bool| {
+        let why = if waited {
+            " (it did not come back in time)"
+        } else {
+            ""
+        };
+        ControlError::new(
+            ErrorCode::Unavailable,
+            format!(
+                "this host is not linked to the hub{why}, so {} cannot be reached",
+                args.host
+            ),
+        )
+        .with_hint("`flotilla host status` shows the hub link; remote lanes need it up")
     };
-    match answered.map_err(|_| lost())? {
-        Ok(json) => serde_json::from_str(&json).map_err(|e| {
-            ControlError::internal(format!("{} answered unreadable JSON: {e}", args.host))
-        }),
-        Err(json) => Err(serde_json::from_str::<ControlError>(&json)
-            .unwrap_or_else(|_| ControlError::new(ErrorCode::Internal, json))),
+    if !matches!(ctx.config.hub_target(), Ok(Some(_))) {
+        return Err(not_linked(false));
+    }
+    let mut link = ctx.hub_calls.subscribe();
+    if link.borrow().is_none() {
+        tracing::info!(host = %args.host, op = %args.op, "a remote lane call waits for the hub link");
+    }
+    let up = tokio::time::timeout_at(deadline, link.wait_for(Option::is_some)).await;
+    match up {
+        Ok(Ok(sender)) => sender.clone().ok_or_else(|| not_linked(true)),
+        _ => Err(not_linked(true)),
     }
 }
 

@@ -29,11 +29,50 @@ pub fn default_root(home: &Home) -> PathBuf {
 
 /// A call on its way to the hub link: the link numbers it, sends it, and
 /// answers `reply` with the hub's [`flotilla_actors::federation::LaneAnswer`]
-/// (dropping `reply` if the link ends first).
+/// (or [`CallEnd::Undelivered`], or drops `reply` if the link ends and the
+/// hub may have taken the call).
 #[derive(Debug)]
 pub struct OutgoingCall {
     /// The call (its `call` number is set by the link).
     pub call: LaneCall,
     /// Where the answer goes.
-    pub reply: oneshot::Sender<Result<String, String>>,
+    pub reply: oneshot::Sender<CallEnd>,
+}
+
+/// How a call on the hub link ended.
+#[derive(Debug)]
+pub enum CallEnd {
+    /// The hub's answer: the op's reply as JSON, or its error as JSON.
+    Answered(Result<String, String>),
+    /// No hub took it (see [`undelivered`]): it may be sent again.
+    Undelivered,
+}
+
+/// Whether a call still unanswered when its link ended never reached a
+/// hub: the link ended in a stateless reset (a restarted hub, which never
+/// knew the link, answered the call's packet) and nothing but that reset
+/// arrived after the call was sent, not even an acknowledgement of it.
+/// Otherwise the hub that died may have relayed it, and it is not sent
+/// again (a lane must not start twice).
+pub fn undelivered(reset: bool, received_when_sent: u64, received_at_end: u64) -> bool {
+    reset && received_at_end <= received_when_sent + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::undelivered;
+
+    #[test]
+    fn only_a_call_nothing_answered_before_a_reset_is_sent_again() {
+        assert!(undelivered(true, 10, 11), "only the reset came back");
+        assert!(undelivered(true, 10, 10));
+        assert!(
+            !undelivered(true, 10, 12),
+            "an acknowledgement may have come"
+        );
+        assert!(
+            !undelivered(false, 10, 10),
+            "a dead link: the hub may have it"
+        );
+    }
 }

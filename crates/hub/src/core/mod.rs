@@ -33,6 +33,7 @@ mod forget;
 mod hold;
 mod policy;
 mod relay;
+mod relink;
 mod window;
 
 use hold::Holds;
@@ -131,6 +132,9 @@ pub enum CoreMsg {
     SetPolicy(GroupPolicy),
     /// Drop what is older than the TTL.
     Expire,
+    /// The hub's relink grace is over: lane calls still waiting for their
+    /// targets are refused.
+    RelinkGraceOver,
 }
 
 /// A handle on the core.
@@ -173,6 +177,9 @@ pub struct CoreState {
     /// Senders whose later messages wait behind one the store could not
     /// take, per linked host.
     holds: Holds,
+    /// Lane calls waiting for their targets to relink after this hub's
+    /// start.
+    relink: relink::RelinkWaits,
 }
 
 impl Actor for HubCore {
@@ -193,6 +200,7 @@ impl Actor for HubCore {
         let depths = args.store.depths()?;
         myself.send_interval(EXPIRY_SWEEP, || CoreMsg::Expire);
         let _ = myself.send_message(CoreMsg::Expire);
+        myself.send_after(relink::RELINK_GRACE, || CoreMsg::RelinkGraceOver);
         Ok(CoreState {
             hub: args.hub,
             store: std::sync::Arc::new(args.store),
@@ -204,6 +212,7 @@ impl Actor for HubCore {
             calls: HashMap::new(),
             budgets: Default::default(),
             holds: Holds::default(),
+            relink: relink::RelinkWaits::new(std::time::Instant::now()),
         })
     }
 
@@ -254,6 +263,7 @@ impl Actor for HubCore {
             }
             CoreMsg::SetPolicy(policy) => state.set_policy(policy),
             CoreMsg::Expire => state.expire().await,
+            CoreMsg::RelinkGraceOver => state.relink_grace_over(),
         }
         Ok(())
     }
@@ -297,6 +307,9 @@ impl CoreState {
             Err(e) => tracing::error!(%host, "cannot read receipts: {e}"),
         }
         self.pump(&host);
+        for (asker, call) in self.relink.linked(&host) {
+            self.on_lane_call(&asker, call);
+        }
     }
 
     fn link_down(&mut self, host: &HostName, link_id: u64) {
@@ -307,6 +320,7 @@ impl CoreState {
         self.pushed.remove(host);
         self.holds.clear(host);
         self.fail_calls_to(host);
+        self.relink.asker_gone(host);
         let change = self.roster.set_online(host, false, None, Timestamp::now());
         self.persist(host);
         self.tell(&change);

@@ -2,7 +2,9 @@
 //! relayed to its target with the requester's groups from the hub's roster
 //! (never what the asking host claims), and the answer goes back only to
 //! the host that asked. A call to a host that is not linked is answered at
-//! once: nothing is queued, nothing falls back to running elsewhere.
+//! once (except while hosts relink after the hub's own start, see
+//! [`super::relink`]): nothing is queued, nothing falls back to running
+//! elsewhere.
 //!
 //! Relaying a lane start is the one way a host's peer enters another
 //! host's private group: the hub grants the lane its requester's private
@@ -39,6 +41,15 @@ impl CoreState {
             .peer(&call.requester)
             .map(|p| p.memberships().collect())
         {
+            if !self.links.contains_key(&target)
+                && target != *host
+                && self.relink.may_wait(&target, std::time::Instant::now())
+            {
+                tracing::info!(%target, asker = %host, "a lane call waits for its target to relink");
+                call.host = target;
+                self.relink.wait(host.clone(), call);
+                return;
+            }
             if self.links.contains_key(&target) && target != *host {
                 call.groups = groups;
                 match self.grant_for(&target, &call) {
@@ -109,6 +120,14 @@ impl CoreState {
             self.send(&asker, Frame::LaneAnswer(answer));
         } else {
             tracing::warn!(%host, call = answer.call, "an answer to no relayed call; dropped");
+        }
+    }
+
+    /// The relink grace is over: calls still waiting for their targets are
+    /// refused as a call to a host that is not linked is.
+    pub(super) fn relink_grace_over(&mut self) {
+        for (asker, call) in self.relink.end() {
+            self.on_lane_call(&asker, call);
         }
     }
 

@@ -85,7 +85,8 @@ impl TestHub {
             .expect("hub tls config");
         let config = transport::server_config(tls).expect("hub quic config");
         let localhost = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-        let hub = HubEndpoint::bind(localhost, config, handshake).expect("bind hub");
+        let reset = transport::hub_endpoint_config(&transport::reset_key_seed(b"test hub"));
+        let hub = HubEndpoint::bind(localhost, reset, config, handshake).expect("bind hub");
         let addr = hub.local_addr().expect("hub addr");
         let events = hub.subscribe();
         let (shutdown, stop) = oneshot::channel::<()>();
