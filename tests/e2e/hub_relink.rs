@@ -12,6 +12,22 @@ use serde_json::Value;
 
 use crate::remote_lanes::federation_with;
 
+/// `lane run --host work` of an exec lane NAME that echoes TEXT, as `lead`.
+fn remote_echo<'a>(name: &'a str, text: &'a str) -> [&'a str; 16] {
+    [
+        "--json", "lane", "run", "--host", "work", "--as", "lead", "--cli", "exec", "-n", name,
+        "--prompt", "x", "--", "echo", text,
+    ]
+}
+
+/// The run succeeded and its result holds `text`.
+fn assert_ran(out: &std::process::Output, text: &str) {
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{v} {stderr}");
+    assert!(v.to_string().contains(text), "{v}");
+}
+
 fn exec_lanes() -> (
     flotilla_tests::TestHome,
     flotilla_tests::federation::Running,
@@ -58,24 +74,7 @@ fn a_remote_lane_call_made_while_the_link_is_down_waits_for_it() {
         l["state"] != "connected"
     });
     let run = laptop
-        .command(&[
-            "--json",
-            "lane",
-            "run",
-            "--host",
-            "work",
-            "--as",
-            "lead",
-            "--cli",
-            "exec",
-            "-n",
-            "after",
-            "--prompt",
-            "x",
-            "--",
-            "echo",
-            "ran-after-the-restart",
-        ])
+        .command(&remote_echo("after", "ran-after-the-restart"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -91,14 +90,7 @@ fn a_remote_lane_call_made_while_the_link_is_down_waits_for_it() {
     );
     let _server = run_hub(&hub);
     let out = run.wait_with_output().expect("lane run output");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{v} {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(v.to_string().contains("ran-after-the-restart"), "{v}");
+    assert_ran(&out, "ran-after-the-restart");
 }
 
 /// A host's daemon restarted with the default pings (every 5 s, 10 s to
@@ -133,30 +125,6 @@ fn a_remote_lane_run_right_after_a_hub_restart_succeeds() {
     wait_until("the new hub to answer", PATIENCE, || {
         hub.run(&["hub", "roster", "--json"]).status.success()
     });
-    let out = laptop.run(&[
-        "--json",
-        "lane",
-        "run",
-        "--host",
-        "work",
-        "--as",
-        "lead",
-        "--cli",
-        "exec",
-        "-n",
-        "soon",
-        "--prompt",
-        "x",
-        "--",
-        "echo",
-        "ran-right-after",
-    ]);
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{v} {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(v.to_string().contains("ran-right-after"), "{v}");
+    let out = laptop.run(&remote_echo("soon", "ran-right-after"));
+    assert_ran(&out, "ran-right-after");
 }
