@@ -68,6 +68,16 @@ pub fn reset_key_seed(private_key_der: &[u8]) -> [u8; 32] {
     seed
 }
 
+/// The key of the hub's connection ids (visible on the wire), derived from
+/// `seed` apart from the reset key so that ids reveal nothing of it.
+fn connection_id_key(seed: &[u8; 32]) -> u64 {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, seed);
+    let tag = ring::hmac::sign(&key, b"connection ids");
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&tag.as_ref()[..8]);
+    u64::from_le_bytes(bytes)
+}
+
 /// The hub's endpoint config from `seed` (see [`reset_key_seed`]): its
 /// stateless-reset key, and a connection-id generator whose ids a restarted
 /// hub still recognises as its own (quinn sends a reset only for an id it
@@ -75,9 +85,7 @@ pub fn reset_key_seed(private_key_der: &[u8]) -> [u8; 32] {
 pub fn hub_endpoint_config(seed: &[u8; 32]) -> quinn::EndpointConfig {
     let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, seed);
     let mut config = quinn::EndpointConfig::new(Arc::new(key));
-    let mut cid_key = [0u8; 8];
-    cid_key.copy_from_slice(&seed[24..]);
-    let cid_key = u64::from_le_bytes(cid_key);
+    let cid_key = connection_id_key(seed);
     config.cid_generator(move || {
         Box::new(quinn_proto::HashedConnectionIdGenerator::from_key(cid_key))
     });
@@ -113,5 +121,14 @@ mod tests {
         assert_eq!(seed, reset_key_seed(b"a hub key"), "stable across restarts");
         assert_ne!(seed, reset_key_seed(b"another hub key"));
         assert_ne!(&seed[..], &b"a hub key"[..], "not the key itself");
+        let ids = connection_id_key(&seed).to_le_bytes();
+        assert!(
+            !seed.windows(8).any(|w| w == ids),
+            "connection ids reveal nothing of the reset key"
+        );
+        assert_eq!(
+            connection_id_key(&seed),
+            connection_id_key(&reset_key_seed(b"a hub key"))
+        );
     }
 }

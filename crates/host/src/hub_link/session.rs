@@ -25,7 +25,7 @@ use super::state::{Liveness, Tick};
 use crate::context::HostContext;
 use crate::registry::RegistryMsg;
 use crate::remote_lanes::OutgoingCall;
-use crate::remote_lanes::{CallEnd, undelivered};
+use crate::remote_lanes::{CallEnd, end_calls};
 
 /// Messages handed to the hub and not yet answered, at most.
 const WINDOW: usize = 256;
@@ -123,16 +123,7 @@ pub(super) async fn run(
     .await;
     reader.abort();
     ctx.hub_calls.send_replace(None);
-    let reset = matches!(
-        connection.close_reason(),
-        Some(quinn::ConnectionError::Reset)
-    );
-    let received = connection.stats().udp_rx.datagrams;
-    for (_, (reply, when_sent)) in link.calls.drain() {
-        if undelivered(reset, when_sent, received) {
-            let _ = reply.send(CallEnd::Undelivered);
-        }
-    }
+    end_calls(&connection, &mut link.calls, &mut calls);
     match ended {
         Ok(None) => {
             let _ = link.send.finish();

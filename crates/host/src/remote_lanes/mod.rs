@@ -13,10 +13,11 @@ pub mod limits;
 pub mod policy;
 pub mod serve;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use flotilla_actors::federation::LaneCall;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::home::Home;
 
@@ -54,8 +55,32 @@ pub enum CallEnd {
 /// arrived after the call was sent, not even an acknowledgement of it.
 /// Otherwise the hub that died may have relayed it, and it is not sent
 /// again (a lane must not start twice).
-pub fn undelivered(reset: bool, received_when_sent: u64, received_at_end: u64) -> bool {
+fn undelivered(reset: bool, received_when_sent: u64, received_at_end: u64) -> bool {
     reset && received_at_end <= received_when_sent + 1
+}
+
+/// The link has ended: the calls no hub took are told so (their callers
+/// send them again on the next link), those queued and never written as
+/// well; the others are dropped (their callers report the link lost).
+pub(crate) fn end_calls(
+    connection: &quinn::Connection,
+    sent: &mut HashMap<u64, (oneshot::Sender<CallEnd>, u64)>,
+    queued: &mut mpsc::Receiver<OutgoingCall>,
+) {
+    let reset = matches!(
+        connection.close_reason(),
+        Some(quinn::ConnectionError::Reset)
+    );
+    let received = connection.stats().udp_rx.datagrams;
+    for (_, (reply, when_sent)) in sent.drain() {
+        if undelivered(reset, when_sent, received) {
+            let _ = reply.send(CallEnd::Undelivered);
+        }
+    }
+    queued.close();
+    while let Ok(out) = queued.try_recv() {
+        let _ = out.reply.send(CallEnd::Undelivered);
+    }
 }
 
 #[cfg(test)]
