@@ -44,7 +44,13 @@ fn start_session(
     home.env.extend(env.env());
     home.spawn_daemon("h");
     home.ok(&["peer", "join", "lead", "-g", "team"]);
-    let command = session_command(env, home.path(), cli, "s1", "team", &["--model", model]);
+    let mut command = session_command(env, home.path(), cli, "s1", "team", &["--model", model]);
+    // A session started from a CI job's environment is still interactive
+    // (Gemini CLI turns headless under these unless Flotilla removes them).
+    command.splice(
+        1..1,
+        ["CI=true".to_owned(), "GITHUB_ACTIONS=true".to_owned()],
+    );
     let tmux = Tmux::start(env.path(), &env.workdir(), &command);
     wait_until("the session peer", PATIENCE, || {
         roster_peer(home, "h/s1").is_some()

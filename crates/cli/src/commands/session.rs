@@ -97,6 +97,7 @@ pub(crate) async fn launch(env: &Env, cli: CliKind, a: SessionCli) -> Result<u8>
         plan,
         delivery,
         relay,
+        env_removed,
     } = interactive_plan(cli, &ctx)
         .map_err(|e| CliError::usage(e, "see `flotilla peer --help`"))?;
     if let Some(home) = &plan.cli_home {
@@ -128,7 +129,11 @@ pub(crate) async fn launch(env: &Env, cli: CliKind, a: SessionCli) -> Result<u8>
     command.envs(plan.env.iter().map(|(k, v)| (k, v)));
     command.envs(identity.env());
     command.env("FLOTILLA_SESSION_PID", pid.to_string());
-    for name in identity.env_removed() {
+    for name in identity
+        .env_removed()
+        .into_iter()
+        .chain(env_removed.iter().copied())
+    {
         command.env_remove(name);
     }
     let error = command.exec();

@@ -86,7 +86,15 @@ pub struct InteractivePlan {
     pub delivery: &'static str,
     /// A process to start beside the CLI that hands messages over.
     pub relay: Option<Vec<String>>,
+    /// Inherited variables the CLI must not see (see [`HEADLESS_MARKERS`]).
+    pub env_removed: &'static [&'static str],
 }
+
+/// Variables that turn Gemini CLI headless even in a terminal
+/// (`CI=true`, `GITHUB_ACTIONS=true`: it then waits for a prompt on stdin
+/// and exits without one). A session is interactive by construction, so
+/// they are not passed to it.
+pub const HEADLESS_MARKERS: &[&str] = &["CI", "GITHUB_ACTIONS"];
 
 /// The plan of an interactive session of `cli`.
 pub fn interactive_plan(
@@ -96,6 +104,7 @@ pub fn interactive_plan(
     let mut plan = stdin_plan(c.program, &[]);
     plan.stdin_prompt = false;
     let mut relay = None;
+    let mut env_removed: &'static [&'static str] = &[];
     let delivery = match cli {
         CliKind::Claude => {
             mcp::claude(&mut plan, c.server);
@@ -115,6 +124,7 @@ pub fn interactive_plan(
         CliKind::Gemini => {
             mcp::gemini(&mut plan, c.server, c.env, c.dir);
             plan.opt("--resume", c.resume);
+            env_removed = HEADLESS_MARKERS;
             let events = [
                 ("BeforeAgent", "drain"),
                 ("AfterTool", "drain"),
@@ -156,6 +166,7 @@ pub fn interactive_plan(
         plan,
         delivery,
         relay,
+        env_removed,
     })
 }
 
@@ -271,6 +282,18 @@ mod tests {
             env: &[("HOME".into(), "/u".into())],
         };
         interactive_plan(cli, &ctx)
+    }
+
+    #[test]
+    fn only_gemini_sheds_the_ci_markers() {
+        for cli in [CliKind::Claude, CliKind::Codex, CliKind::Qwen, CliKind::Pi] {
+            assert!(
+                plan(cli, None).expect("plan").env_removed.is_empty(),
+                "{cli}"
+            );
+        }
+        let gemini = plan(CliKind::Gemini, None).expect("plan");
+        assert_eq!(gemini.env_removed, ["CI", "GITHUB_ACTIONS"]);
     }
 
     #[test]
