@@ -94,7 +94,7 @@ pub struct InteractivePlan {
 /// (`CI=true`, `GITHUB_ACTIONS=true`: it then waits for a prompt on stdin
 /// and exits without one). A session is interactive by construction, so
 /// they are not passed to it.
-pub const HEADLESS_MARKERS: &[&str] = &["CI", "GITHUB_ACTIONS"];
+const HEADLESS_MARKERS: &[&str] = &["CI", "GITHUB_ACTIONS"];
 
 /// The plan of an interactive session of `cli`.
 pub fn interactive_plan(
