@@ -26,6 +26,7 @@ pub mod link;
 pub mod live;
 pub mod outbound;
 mod private_file;
+pub mod queue_writer;
 pub mod revocation_list;
 pub mod roster;
 mod session;

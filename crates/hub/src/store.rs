@@ -15,7 +15,7 @@
 //!
 //! [`flush`]: HubStore::flush
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 
 use flotilla_actors::codec::{self, CodecError};
@@ -139,6 +139,8 @@ pub struct DeliveryDone {
 pub struct HubStore {
     db: Database,
     clock: crate::hub_clock::HubClock,
+    /// Durable commits of grouped forwards so far ([`HubStore::enqueue_group`]).
+    queue_commits: std::sync::atomic::AtomicU64,
 }
 
 impl HubStore {
@@ -167,7 +169,11 @@ impl HubStore {
         upgrade::queued_by_sender(&txn)?;
         let clock = clock::resume(&txn)?;
         txn.commit()?;
-        Ok(Self { db, clock })
+        Ok(Self {
+            db,
+            clock,
+            queue_commits: Default::default(),
+        })
     }
 
     /// Every host's last roster.
@@ -276,49 +282,6 @@ impl HubStore {
             depth.bytes += queued.bytes;
         }
         Ok(out)
-    }
-
-    /// Queues `message` for each host of `by_host`, in one transaction.
-    /// A message already queued for a host is not queued again. Returns the
-    /// deliveries made now (for hosts to push to), by host.
-    pub fn enqueue(
-        &self,
-        message: &Message,
-        by_host: &BTreeMap<HostName, Vec<PeerId>>,
-        now: Timestamp,
-    ) -> Result<Vec<(HostName, Deliver)>, HubStoreError> {
-        let txn = self.db.begin_write()?;
-        let mut made = Vec::new();
-        {
-            let mut ids = txn.open_table(QUEUED_IDS)?;
-            let mut queue = txn.open_table(QUEUE)?;
-            let mut by_age = txn.open_table(BY_AGE)?;
-            for (host, to) in by_host {
-                let from = message.from.to_string();
-                let key = (host.as_str(), from.as_str(), message.id.as_str());
-                if ids.get(key)?.is_some() || handled::was_handled(&txn, host, message)? {
-                    continue;
-                }
-                let seq = next_seq(&txn)?;
-                let queued = Queued {
-                    message: message.clone(),
-                    to: to.clone(),
-                    queued_at: now,
-                    bytes: size_of_message(message),
-                };
-                queue.insert((host.as_str(), seq), codec::encode(&queued)?.as_slice())?;
-                ids.insert(key, seq)?;
-                by_age.insert((now.0, host.as_str(), seq), ())?;
-                let deliver = Deliver {
-                    seq,
-                    message: message.clone(),
-                    to: to.clone(),
-                };
-                made.push((host.clone(), deliver));
-            }
-        }
-        txn.commit()?;
-        Ok(made)
     }
 
     /// The oldest `limit` deliveries queued for `host` after `after`.
@@ -474,6 +437,10 @@ mod clock;
 #[path = "store_expire.rs"]
 mod expire;
 pub use expire::Expired;
+
+#[path = "store_queue.rs"]
+mod queue;
+pub use queue::{Enqueue, Made};
 
 #[path = "store_handled.rs"]
 mod handled;

@@ -2,6 +2,7 @@
 
 use super::*;
 use flotilla_actors::names::MessageId;
+use std::collections::BTreeMap;
 
 fn host(s: &str) -> HostName {
     HostName::new(s).expect("host")

@@ -1,13 +1,14 @@
 //! Admitting a forward in the hub's core: the roster's rules, then the
 //! repeat check (a message queued or handled already for a host is answered
 //! `queued` again and not queued twice), then the quota of each host it is
-//! new for, then the store. A repeat is checked before the quota, so a
-//! forward repeated while its host's queue is full is not refused
-//! `quota_exceeded` for a message the hub holds. The durable commit runs on
-//! a blocking thread, so its fsync does not hold an async worker thread
-//! (the links' sessions keep running on it); the core waits for it before
-//! it answers, so nothing is acknowledged before it is on disk and each
-//! sender's order holds.
+//! new for, then the queue writer. A repeat is checked before the quota, so
+//! a forward repeated while its host's queue is full is not refused
+//! `quota_exceeded` for a message the hub holds. The queue writer commits
+//! groups of forwards durably on its own thread while the core goes on
+//! (the quota counts a forward from the moment it is handed over); the
+//! forward is answered when its outcome comes back ([`CoreState::on_queued`]),
+//! so nothing is acknowledged before it is on disk, and outcomes come back
+//! in the order the forwards came, so each sender's order holds.
 
 use std::collections::BTreeMap;
 
@@ -15,57 +16,136 @@ use flotilla_actors::federation::{Forward, ForwardOutcome, ForwardRefusal, Forwa
 use flotilla_actors::names::{HostName, PeerId};
 
 use super::{CoreState, QueueLimits};
+use crate::queue_writer::{QueueDone, QueueWork};
 use crate::roster::Refused;
-use crate::store::{Depth, size_of_message};
+use crate::store::{Depth, Enqueue, size_of_message};
 
 impl CoreState {
-    /// Answers a forward from `host`: queued, or refused with why.
-    pub(super) async fn on_forward(&mut self, host: &HostName, forward: Forward) {
-        let id = forward.message.id.clone();
-        let admitted = match self.holds.check(host, &forward.message) {
-            Ok(()) => self.admit(host, &forward).await,
-            Err(refused) => Err(refused),
-        };
-        let outcome = match admitted {
-            Ok(()) => ForwardOutcome::Queued,
+    /// Takes a forward from `host` on link `link_id`: handed to the queue
+    /// writer (answered when it is on disk), or refused now with why.
+    pub(super) fn on_forward(&mut self, host: &HostName, link_id: u64, forward: Forward) {
+        let admitted = self
+            .holds
+            .check(host, &forward.message)
+            .and_then(|lifts_hold| self.admit(host, link_id, forward.clone(), lifts_hold));
+        match admitted {
+            Ok(true) => {}
+            Ok(false) => self.answer(host, forward.message.id, ForwardOutcome::Queued),
             Err((code, reason)) => {
-                tracing::info!(%host, %id, ?code, "forward refused: {reason}");
-                self.holds.refused(host, &forward.message, code);
-                ForwardOutcome::Refused { code, reason }
+                let m = &forward.message;
+                tracing::info!(%host, id = %m.id, ?code, "forward refused: {reason}");
+                self.holds.refused(host, &m.from, &m.id, code);
+                self.answer(
+                    host,
+                    forward.message.id,
+                    ForwardOutcome::Refused { code, reason },
+                );
             }
-        };
+        }
+    }
+
+    fn answer(
+        &self,
+        host: &HostName,
+        id: flotilla_actors::names::MessageId,
+        outcome: ForwardOutcome,
+    ) {
         self.send(host, Frame::Forwarded(Forwarded { id, outcome }));
     }
 
-    /// Queues a forward from `host`, or says why not.
-    async fn admit(&mut self, host: &HostName, forward: &Forward) -> Result<(), Refused> {
-        let mut by_host = self.roster.admit(host, forward)?;
+    /// Hands a forward from `host` to the queue writer (`true`), finds it
+    /// queued already for every host it is for (`false`), or says why not.
+    fn admit(
+        &mut self,
+        host: &HostName,
+        link_id: u64,
+        forward: Forward,
+        lifts_hold: bool,
+    ) -> Result<bool, Refused> {
+        let mut by_host = self.roster.admit(host, &forward)?;
         let repeats = self
             .store
             .repeats(&forward.message, by_host.keys())
             .map_err(|e| unavailable(&e))?;
         by_host.retain(|target, _| !repeats.contains(target));
         if by_host.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let size = size_of_message(&forward.message);
         over_quota(&self.depths, &self.limits, &by_host, size)?;
-        let (store, message, now) = (
-            self.store.clone(),
-            forward.message.clone(),
-            self.store.now(),
-        );
-        let made = tokio::task::spawn_blocking(move || store.enqueue(&message, &by_host, now))
-            .await
-            .map_err(|e| unavailable(&crate::store::HubStoreError::Stopped(e.to_string())))?
-            .map_err(|e| unavailable(&e))?;
-        for (target, _) in made {
-            let depth = self.depths.entry(target.clone()).or_default();
+        reserve(&mut self.depths, by_host.keys(), size, true);
+        let work = QueueWork {
+            link_id,
+            host: host.clone(),
+            enqueue: Enqueue {
+                message: forward.message,
+                by_host,
+                now: self.store.now(),
+            },
+            lifts_hold,
+        };
+        if let Err(work) = self.writer.submit(work) {
+            let targets = work.enqueue.by_host.keys();
+            reserve(&mut self.depths, targets, size, false);
+            let why = "the hub's queue writer has stopped".to_owned();
+            return Err(unavailable(&crate::store::HubStoreError::Stopped(why)));
+        }
+        Ok(true)
+    }
+
+    /// A forward handed to the queue writer was queued, or failed: its
+    /// deliveries are pushed and its link (if still the same) answered.
+    pub(super) fn on_queued(&mut self, done: QueueDone) {
+        let QueueDone { work, outcome } = done;
+        let message = &work.enqueue.message;
+        let size = size_of_message(message);
+        let same_link = self
+            .links
+            .get(&work.host)
+            .is_some_and(|l| l.id == work.link_id);
+        let outcome = match outcome {
+            Ok(made) => {
+                let new = |t: &&HostName| !made.iter().any(|(h, _)| h == *t);
+                let repeats: Vec<_> = work.enqueue.by_host.keys().filter(new).collect();
+                reserve(&mut self.depths, repeats.into_iter(), size, false);
+                for (target, _) in &made {
+                    self.pump(target);
+                }
+                ForwardOutcome::Queued
+            }
+            Err(reason) => {
+                reserve(&mut self.depths, work.enqueue.by_host.keys(), size, false);
+                let code = ForwardRefusal::Unavailable;
+                if same_link {
+                    self.holds
+                        .refused(&work.host, &message.from, &message.id, code);
+                }
+                ForwardOutcome::Refused { code, reason }
+            }
+        };
+        if same_link {
+            self.answer(&work.host, message.id.clone(), outcome);
+        }
+    }
+}
+
+/// Counts (`add`) or stops counting a message of `size` bytes against the
+/// queues of `targets`.
+fn reserve<'a>(
+    depths: &mut std::collections::HashMap<HostName, Depth>,
+    targets: impl Iterator<Item = &'a HostName>,
+    size: u64,
+    add: bool,
+) {
+    for target in targets {
+        let depth = depths.entry(target.clone()).or_default();
+        if add {
             depth.messages += 1;
             depth.bytes += size;
-            self.pump(&target);
+        } else {
+            depth.messages = depth.messages.saturating_sub(1);
+            depth.bytes = depth.bytes.saturating_sub(size);
         }
-        Ok(())
     }
 }
 

@@ -21,16 +21,16 @@ pub(crate) struct Holds {
 impl Holds {
     /// Before a forward from `host` is admitted: refused while an earlier
     /// message of its sender is held; the held message itself lifts the
-    /// hold (and is admitted again).
-    pub(crate) fn check(&mut self, host: &HostName, message: &Message) -> Result<(), Refused> {
+    /// hold (and is admitted again: `Ok(true)`).
+    pub(crate) fn check(&mut self, host: &HostName, message: &Message) -> Result<bool, Refused> {
         let Some(senders) = self.held.get_mut(host) else {
-            return Ok(());
+            return Ok(false);
         };
         match senders.get(&message.from) {
-            None => Ok(()),
+            None => Ok(false),
             Some(id) if *id == message.id => {
                 senders.remove(&message.from);
-                Ok(())
+                Ok(true)
             }
             Some(id) => Err((
                 ForwardRefusal::Unavailable,
@@ -43,15 +43,21 @@ impl Holds {
         }
     }
 
-    /// A forward from `host` was refused with `code`: a transient refusal
-    /// holds its sender's later messages.
-    pub(crate) fn refused(&mut self, host: &HostName, message: &Message, code: ForwardRefusal) {
+    /// Message `id` of `from` on `host` was refused with `code`: a
+    /// transient refusal holds the sender's later messages.
+    pub(crate) fn refused(
+        &mut self,
+        host: &HostName,
+        from: &PeerId,
+        id: &MessageId,
+        code: ForwardRefusal,
+    ) {
         if code.is_transient() {
             self.held
                 .entry(host.clone())
                 .or_default()
-                .entry(message.from.clone())
-                .or_insert_with(|| message.id.clone());
+                .entry(from.clone())
+                .or_insert_with(|| id.clone());
         }
     }
 
@@ -87,13 +93,17 @@ mod tests {
         let mut holds = Holds::default();
         let (m1, m2) = (message("m1", "laptop/a"), message("m2", "laptop/a"));
         let other = message("m3", "laptop/b");
-        holds.refused(&host, &m1, ForwardRefusal::Unavailable);
+        holds.refused(&host, &m1.from, &m1.id, ForwardRefusal::Unavailable);
         let held = holds.check(&host, &m2).expect_err("held");
         assert_eq!(held.0, ForwardRefusal::Unavailable);
         assert!(held.1.contains("m1"), "{}", held.1);
-        holds.refused(&host, &m2, held.0);
+        holds.refused(&host, &m2.from, &m2.id, held.0);
         assert!(holds.check(&host, &other).is_ok(), "other senders flow");
-        assert!(holds.check(&host, &m1).is_ok(), "the retry lifts the hold");
+        assert_eq!(
+            holds.check(&host, &m1),
+            Ok(true),
+            "the retry lifts the hold"
+        );
         assert!(holds.check(&host, &m2).is_ok());
     }
 
@@ -102,9 +112,9 @@ mod tests {
         let host = HostName::new("laptop").expect("host");
         let mut holds = Holds::default();
         let (m1, m2) = (message("m1", "laptop/a"), message("m2", "laptop/a"));
-        holds.refused(&host, &m1, ForwardRefusal::OutOfScope);
+        holds.refused(&host, &m1.from, &m1.id, ForwardRefusal::OutOfScope);
         assert!(holds.check(&host, &m2).is_ok());
-        holds.refused(&host, &m1, ForwardRefusal::Unavailable);
+        holds.refused(&host, &m1.from, &m1.id, ForwardRefusal::Unavailable);
         holds.clear(&host);
         assert!(holds.check(&host, &m2).is_ok());
     }

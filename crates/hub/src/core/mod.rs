@@ -135,6 +135,8 @@ pub enum CoreMsg {
     /// The hub's relink grace is over: lane calls still waiting for their
     /// targets are refused.
     RelinkGraceOver,
+    /// The queue writer's outcome of a forward.
+    Queued(Box<crate::queue_writer::QueueDone>),
 }
 
 /// A handle on the core.
@@ -180,6 +182,8 @@ pub struct CoreState {
     /// Lane calls waiting for their targets to relink after this hub's
     /// start.
     relink: relink::RelinkWaits,
+    /// Queues admitted forwards, many to a durable commit.
+    writer: crate::queue_writer::QueueWriter,
 }
 
 impl Actor for HubCore {
@@ -201,9 +205,14 @@ impl Actor for HubCore {
         myself.send_interval(EXPIRY_SWEEP, || CoreMsg::Expire);
         let _ = myself.send_message(CoreMsg::Expire);
         myself.send_after(relink::RELINK_GRACE, || CoreMsg::RelinkGraceOver);
+        let store = std::sync::Arc::new(args.store);
+        let core = myself.clone();
+        let writer = crate::queue_writer::QueueWriter::start(store.clone(), move |done| {
+            let _ = core.cast(CoreMsg::Queued(Box::new(done)));
+        })?;
         Ok(CoreState {
             hub: args.hub,
-            store: std::sync::Arc::new(args.store),
+            store,
             limits: args.limits,
             roster,
             links: HashMap::new(),
@@ -213,6 +222,7 @@ impl Actor for HubCore {
             budgets: Default::default(),
             holds: Holds::default(),
             relink: relink::RelinkWaits::new(std::time::Instant::now()),
+            writer,
         })
     }
 
@@ -247,7 +257,7 @@ impl Actor for HubCore {
             } => {
                 if state.links.get(&host).is_some_and(|l| l.id == link_id) {
                     match frame {
-                        Frame::Forward(forward) => state.on_forward(&host, forward).await,
+                        Frame::Forward(forward) => state.on_forward(&host, link_id, forward),
                         frame => state.on_frame(&host, frame),
                     }
                 }
@@ -264,6 +274,7 @@ impl Actor for HubCore {
             CoreMsg::SetPolicy(policy) => state.set_policy(policy),
             CoreMsg::Expire => state.expire().await,
             CoreMsg::RelinkGraceOver => state.relink_grace_over(),
+            CoreMsg::Queued(done) => state.on_queued(*done),
         }
         Ok(())
     }
