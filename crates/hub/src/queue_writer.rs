@@ -116,8 +116,8 @@ impl QueueWriter {
     }
 
     /// Hands `work` over; `Err` gives it back when the thread has ended.
-    pub fn submit(&self, work: QueueWork) -> Result<(), QueueWork> {
-        self.tx.send(work).map_err(|e| e.0)
+    pub fn submit(&self, work: QueueWork) -> Result<(), Box<QueueWork>> {
+        self.tx.send(work).map_err(|e| Box::new(e.0))
     }
 }
 
