@@ -62,7 +62,7 @@ impl CliError {
     }
 }
 
-fn control_code(e: &ControlError) -> u8 {
+pub(crate) fn control_code(e: &ControlError) -> u8 {
     match e.code {
         ErrorCode::BadRequest
         | ErrorCode::InvalidName

@@ -37,6 +37,13 @@ impl Waiting {
         Self(Some(bar))
     }
 
+    /// Says what is awaited now.
+    pub(crate) fn set_message(&self, what: impl Into<String>) {
+        if let Some(bar) = &self.0 {
+            bar.set_message(what.into());
+        }
+    }
+
     /// Prints a line on stderr above the spinner.
     pub(crate) fn println(&self, line: &str) {
         match &self.0 {

@@ -56,6 +56,11 @@ pub struct RequestFrame {
     /// The operation's arguments.
     #[serde(default)]
     pub args: Value,
+    /// Puts the connection in pipelined mode from this request on: the
+    /// daemon reads on without waiting for answers and answers each
+    /// request when it completes, in any order (`docs/protocol.md`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pipeline: bool,
 }
 
 impl RequestFrame {
@@ -66,12 +71,18 @@ impl RequestFrame {
             id: id.into(),
             op: O::NAME.to_owned(),
             args: serde_json::to_value(op)?,
+            pipeline: false,
         })
     }
 
     /// Parses one line: JSON, version check, then the op and its args.
     /// Errors carry the request id when it could be read.
     pub fn parse(line: &[u8]) -> Result<(Value, Request), Box<FrameError>> {
+        Self::parse_with_mode(line).map(|(id, request, _)| (id, request))
+    }
+
+    /// [`RequestFrame::parse`], with the request's `pipeline` flag.
+    pub fn parse_with_mode(line: &[u8]) -> Result<(Value, Request, bool), Box<FrameError>> {
         let refuse = |id: Value, error: ControlError| Box::new(FrameError { id, error });
         let frame: RequestFrame = serde_json::from_slice(line).map_err(|e| {
             refuse(
@@ -92,7 +103,7 @@ impl RequestFrame {
             return Err(refuse(frame.id, err));
         }
         match Request::from_parts(&frame.op, frame.args) {
-            Ok(req) => Ok((frame.id, req)),
+            Ok(req) => Ok((frame.id, req, frame.pipeline)),
             Err(err) => Err(refuse(frame.id, err)),
         }
     }

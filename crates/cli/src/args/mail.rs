@@ -104,10 +104,31 @@ pub(crate) struct SendArgs {
     #[command(flatten)]
     pub(crate) sender: AsPeer,
     /// Targets: peer ids (HOST/NAME) or names, comma-separated or repeated.
-    #[arg(long, required = true, value_delimiter = ',', value_name = "T")]
+    #[arg(
+        long,
+        required_unless_present = "batch",
+        value_delimiter = ',',
+        value_name = "T"
+    )]
     pub(crate) to: Vec<String>,
-    #[command(flatten)]
-    pub(crate) body: Body,
+    /// The message; `-` reads it from stdin.
+    #[arg(value_name = "MESSAGE", required_unless_present = "batch")]
+    pub(crate) message: Option<String>,
+    /// A one-line summary.
+    #[arg(long, value_name = "S")]
+    pub(crate) summary: Option<String>,
+    /// The message id; reuse it when retrying so the message is stored once.
+    #[arg(long, value_name = "ID")]
+    pub(crate) id: Option<String>,
+    /// Send many messages from stdin, one JSON object per line
+    /// ({"to": ["b"], "body": "...", "summary": "...", "id": "..."}), many
+    /// in flight on one connection; each is answered on its own.
+    #[arg(long, conflicts_with_all = ["to", "message", "summary", "id"])]
+    pub(crate) batch: bool,
+    /// With --batch: messages in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 256, requires = "batch",
+          value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub(crate) in_flight: u16,
 }
 
 #[derive(Debug, Args)]

@@ -74,7 +74,8 @@ pub(crate) enum Command {
     #[command(after_help = "Examples:
   flotilla send --as lead --to reviewer 'please review PR 12'
   flotilla send --as lead --to reviewer,work/builder --summary 'the plan' - < plan.md
-  git diff | flotilla send --as lead --to reviewer -")]
+  git diff | flotilla send --as lead --to reviewer -
+  flotilla send --as lead --batch < messages.jsonl   # {\"to\": [\"reviewer\"], \"body\": \"...\"} per line")]
     Send(SendArgs),
     /// Send a message to every other member of a group.
     Broadcast(BroadcastArgs),

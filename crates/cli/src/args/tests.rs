@@ -19,7 +19,7 @@ fn send_splits_targets_on_commas() {
         panic!("send")
     };
     assert_eq!(s.to, ["b", "c", "d"]);
-    assert_eq!(s.body.message, "hi");
+    assert_eq!(s.message.as_deref(), Some("hi"));
 }
 
 #[test]

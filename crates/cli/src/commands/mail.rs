@@ -92,12 +92,20 @@ fn print_sent(env: &Env, sender: &PeerName, reply: &SendReply) -> Result<(), Std
 
 pub(crate) async fn send(env: &Env, args: SendArgs) -> Result<u8> {
     let sender = PeerName::new(&args.sender.as_peer)?;
+    if args.batch {
+        return super::batch::send(env, sender, usize::from(args.in_flight)).await;
+    }
+    let body = Body {
+        message: args.message.unwrap_or_default(),
+        summary: args.summary,
+        id: args.id,
+    };
     let op = protocol::SendArgs {
         as_peer: sender.clone(),
         to: args.to,
-        summary: args.body.summary.clone(),
-        id: Some(message_id(&args.body)?),
-        body: message_text(&args.body.message)?,
+        summary: body.summary.clone(),
+        id: Some(message_id(&body)?),
+        body: message_text(&body.message)?,
     };
     print_sent(env, &sender, &call_retrying(env, &op).await?)?;
     Ok(OK)

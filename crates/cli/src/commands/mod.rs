@@ -1,6 +1,7 @@
 //! Runs one parsed command. Each submodule owns a family of commands; this
 //! module only dispatches and holds what they share (the home, the client).
 
+mod batch;
 mod certs;
 mod config;
 mod daemon;

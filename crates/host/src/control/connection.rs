@@ -1,5 +1,6 @@
 //! One client connection: read a request line, dispatch it, write the
-//! response line, until the client hangs up.
+//! response line, until the client hangs up; a request that asks for
+//! pipelining hands the connection to [`super::pipelined`].
 //!
 //! A malformed or unknown request gets a structured error and the
 //! connection stays usable; an oversized line is skipped to its end and
@@ -23,7 +24,7 @@ use super::dispatch::dispatch_held;
 use crate::context::HostContext;
 
 /// A connection that sends no complete request for this long is closed.
-const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+pub(super) const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The longest request line this daemon reads: room for the largest
 /// message, even if every byte of it is escaped in JSON.
@@ -51,44 +52,26 @@ pub(super) async fn serve(stream: UnixStream, ctx: Arc<HostContext>, budget: Arc
         let line = match tokio::time::timeout(IDLE_TIMEOUT, reading).await {
             Ok(Ok(Some(line))) => line,
             Ok(Ok(None)) | Err(_) => return,
-            Ok(Err(LineError::TooLong { limit })) => {
-                let err = ControlError::new(
-                    ErrorCode::TooLarge,
-                    format!("request line is longer than the limit of {limit} bytes"),
-                )
-                .with_hint(
-                    "send smaller messages; max_message_bytes in config.toml sets the limit",
-                );
-                if respond(&mut write, ResponseFrame::err(Value::Null, err))
-                    .await
-                    .is_err()
-                {
+            Ok(Err(e)) => match line_error_frame(&e) {
+                Some(frame) => {
+                    if respond(&mut write, frame).await.is_err() {
+                        return;
+                    }
+                    continue;
+                }
+                None => {
+                    tracing::debug!(error = %e, "control client dropped mid-request");
                     return;
                 }
-                continue;
-            }
-            Ok(Err(LineError::Busy { budget })) => {
-                let err = ControlError::new(
-                    ErrorCode::Unavailable,
-                    format!("the daemon is reading {budget} bytes of other clients' requests, the most it holds at once; this request was skipped"),
-                )
-                .with_hint("retry in a moment");
-                if respond(&mut write, ResponseFrame::err(Value::Null, err))
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-                continue;
-            }
-            Ok(Err(e)) => {
-                tracing::debug!(error = %e, "control client dropped mid-request");
-                return;
-            }
+            },
         };
         let mut handed = None;
-        let response = match RequestFrame::parse(&line) {
-            Ok((id, mut request)) => {
+        let response = match RequestFrame::parse_with_mode(&line) {
+            Ok((id, request, true)) => {
+                let first = (id, request);
+                return super::pipelined::serve(ctx, read, write, budget, first).await;
+            }
+            Ok((id, mut request, false)) => {
                 let op = request.name();
                 if let Request::LaneStart(a) = &mut request {
                     // Only the hub link sets a remote owner.
@@ -124,6 +107,26 @@ pub(super) async fn serve(stream: UnixStream, ctx: Arc<HostContext>, budget: Arc
     }
 }
 
+/// The answer to a line that could not be read as a request (too long, or
+/// over the shared budget; the connection stays usable), or `None` when
+/// the connection must end.
+pub(super) fn line_error_frame(e: &LineError) -> Option<ResponseFrame> {
+    let err = match e {
+        LineError::TooLong { limit } => ControlError::new(
+            ErrorCode::TooLarge,
+            format!("request line is longer than the limit of {limit} bytes"),
+        )
+        .with_hint("send smaller messages; max_message_bytes in config.toml sets the limit"),
+        LineError::Busy { budget } => ControlError::new(
+            ErrorCode::Unavailable,
+            format!("the daemon is reading {budget} bytes of other clients' requests, the most it holds at once; this request was skipped"),
+        )
+        .with_hint("retry in a moment"),
+        _ => return None,
+    };
+    Some(ResponseFrame::err(Value::Null, err))
+}
+
 /// Resolves when the client has closed its end; never while it only sends
 /// more (that waits for the next request).
 async fn hung_up<R: tokio::io::AsyncBufRead + Unpin>(read: &mut R) {
@@ -134,7 +137,7 @@ async fn hung_up<R: tokio::io::AsyncBufRead + Unpin>(read: &mut R) {
     }
 }
 
-async fn respond(
+pub(super) async fn respond(
     write: &mut tokio::net::unix::OwnedWriteHalf,
     frame: ResponseFrame,
 ) -> std::io::Result<()> {

@@ -26,6 +26,13 @@ use crate::registry::RegistryMsg;
 use crate::router::RouterMsg;
 use crate::status;
 
+tokio::task_local! {
+    /// Set while a pipelined request runs: a call whose actor died is
+    /// answered `unavailable` instead of being posted again, which could
+    /// put it behind later requests of its connection.
+    pub(super) static PIPELINED: bool;
+}
+
 /// How long a request waits for a restarting actor.
 const RESTART_PATIENCE: Duration = Duration::from_secs(10);
 /// Default and largest number of messages one inbox read returns.
@@ -185,10 +192,14 @@ where
     let deadline = Instant::now() + RESTART_PATIENCE;
     let mut pause = Duration::from_millis(5);
     while Instant::now() < deadline {
-        if let Some(actor) = current()
-            && let Ok(CallResult::Success(result)) = actor.call(msg, None).await
-        {
-            return result;
+        if let Some(actor) = current() {
+            match actor.call(msg, None).await {
+                Ok(CallResult::Success(result)) => return result,
+                _ if PIPELINED.try_with(|p| *p).unwrap_or(false) => {
+                    return Err(ControlError::unavailable(what));
+                }
+                _ => {}
+            }
         }
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(Duration::from_millis(200));

@@ -11,6 +11,7 @@ mod connection;
 mod dispatch;
 pub(crate) use dispatch::dispatch;
 mod lanes;
+mod pipelined;
 
 use std::path::PathBuf;
 use std::sync::Arc;

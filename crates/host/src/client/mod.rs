@@ -113,3 +113,6 @@ impl ControlClient {
         Ok(frame.into_reply::<O>()?)
     }
 }
+
+mod pipeline;
+pub use pipeline::{Answer, Progress, call_pipelined};
