@@ -41,6 +41,9 @@ struct Figures {
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 struct Throughput {
     senders: usize,
+    /// Requests each sender keeps in flight on its one connection
+    /// (pipelined mode); null: one at a time.
+    in_flight: Option<usize>,
     messages: usize,
     per_sec: f64,
     /// Messages per second over bare redb commits per second.
@@ -178,11 +181,24 @@ async fn local(args: &BenchLocalArgs) -> Result<Figures> {
         let per_sec = flood(&home, senders, args.throughput_messages, "reader").await?;
         throughput.push(Throughput {
             senders,
+            in_flight: None,
             messages: args.throughput_messages,
             per_sec,
             ratio_to_commit_rate: per_sec * floor / 1e6,
         });
     }
+    let messages = args.throughput_messages * PIPELINED_SCALE;
+    phases.next(format!(
+        "throughput: {messages} messages from 1 pipelining sender, {PIPELINED_WINDOW} in flight..."
+    ));
+    let per_sec = pipelined(&home, messages, "reader").await?;
+    throughput.push(Throughput {
+        senders: 1,
+        in_flight: Some(PIPELINED_WINDOW),
+        messages,
+        per_sec,
+        ratio_to_commit_rate: per_sec * floor / 1e6,
+    });
     phases.next(format!(
         "memory: queueing {} messages...",
         args.queued_messages
@@ -290,6 +306,34 @@ pub(crate) async fn timed_sends(
     Ok(times)
 }
 
+/// Requests in flight for the pipelined throughput run.
+const PIPELINED_WINDOW: usize = 256;
+/// The pipelined run sends this many times the other runs' messages (it
+/// is that much faster).
+const PIPELINED_SCALE: usize = 5;
+
+/// Messages per second from one sender on one connection in pipelined
+/// mode (`send --batch`), each acknowledged once on disk.
+pub(crate) async fn pipelined(home: &Home, total: usize, to: &str) -> Result<f64> {
+    let ops = (0..total)
+        .map(|i| send_args("s0", to, i))
+        .collect::<Result<Vec<_>>>()?;
+    let start = Instant::now();
+    let answers = flotilla_host::client::call_pipelined(
+        home,
+        &ops,
+        PIPELINED_WINDOW,
+        Duration::from_secs(30),
+        |_| {},
+    )
+    .await?;
+    let elapsed = start.elapsed();
+    if let Some(Err(e)) = answers.iter().find(|a| a.is_err()) {
+        anyhow::bail!("a pipelined send was refused: {e}");
+    }
+    Ok(total as f64 / elapsed.as_secs_f64())
+}
+
 /// Messages per second with `senders` concurrent connections.
 async fn flood(home: &Home, senders: usize, total: usize, to: &'static str) -> Result<f64> {
     let per = total / senders;
@@ -329,9 +373,12 @@ fn print_figures(f: &Figures) -> Result<(), StdoutError> {
         f.latency_p99_ratio
     )?;
     for t in &f.throughput {
+        let who = match t.in_flight {
+            Some(n) => format!("1 sender, {n} in flight"),
+            None => format!("{:>2} sender(s)", t.senders),
+        };
         outln!(
-            "throughput, {:>2} sender(s)             {:>10.0} msg/s ({:.2}× the bare commit rate)",
-            t.senders,
+            "throughput, {who:<25}  {:>10.0} msg/s ({:.2}× the bare commit rate)",
             t.per_sec,
             t.ratio_to_commit_rate
         )?;

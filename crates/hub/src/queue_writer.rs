@@ -1,10 +1,12 @@
-//! The hub's queue writer: the one thread that queues forwards, many to a
-//! durable commit. The core hands it each admitted forward and goes on;
-//! the thread takes every forward waiting at that moment, queues them in
-//! one transaction, commits it durably (one fsync for the group), and only
-//! then reports each outcome, in the order the forwards came. The core
-//! answers a forward when its outcome arrives, so nothing is acknowledged
-//! before it is on disk, and each sender's order holds.
+//! The hub's queue writer: the one thread that writes queues, many writes
+//! to a commit. The core hands it each admitted forward, each delivery a
+//! host acknowledged and each receipt acknowledgement, and goes on; the
+//! thread takes every write waiting at that moment, applies them in one
+//! transaction, commits it (durably when it queues a message: one fsync
+//! for the group), and only then reports the group's outcomes, in the
+//! order the writes came. The core answers a forward when its outcome
+//! arrives, so nothing is acknowledged before it is on disk, and each
+//! sender's order holds.
 //!
 //! A group that fails fails every forward in it. A later forward of a
 //! sender whose earlier one failed on the same link fails too, without
@@ -19,7 +21,7 @@ use std::sync::Arc;
 use flotilla_actors::names::{HostName, MessageId, PeerId};
 use tokio::sync::mpsc;
 
-use crate::store::{Enqueue, HubStore};
+use crate::store::{Enqueue, HubStore, QueueOp, QueueOpDone};
 
 /// Most forwards queued in one commit.
 const MAX_GROUP: usize = 512;
@@ -37,11 +39,49 @@ pub struct QueueWork {
     pub lifts_hold: bool,
 }
 
+/// One write for the queue writer.
+#[derive(Debug)]
+pub enum WriterWork {
+    /// Queue an admitted forward.
+    Forward(Box<QueueWork>),
+    /// `host` stored delivery `seq`.
+    Delivered {
+        /// The host.
+        host: HostName,
+        /// The delivery.
+        seq: u64,
+        /// Recipients no longer there.
+        gone: Vec<PeerId>,
+    },
+    /// `host` has the receipts up to `seq`.
+    AckReceipts {
+        /// The host.
+        host: HostName,
+        /// The last receipt it has.
+        seq: u64,
+    },
+}
+
+/// What became of one write.
+#[derive(Debug)]
+pub enum WriterDone {
+    /// A forward, queued or not.
+    Forward(QueueDone),
+    /// A delivery taken off `host`'s queue (`None`: it was not there, or
+    /// the write failed, which is logged).
+    Delivered {
+        /// The host.
+        host: HostName,
+        /// What it was.
+        done: Option<crate::store::DeliveryDone>,
+    },
+}
+
 /// What became of one forward.
 #[derive(Debug)]
 pub struct QueueDone {
     /// The work, as handed over.
-    pub work: QueueWork,
+    pub work: Box<QueueWork>,
     /// The deliveries it made (none for hosts it was queued for already),
     /// or why it was not queued.
     pub outcome: Result<crate::store::Made, String>,
@@ -80,21 +120,22 @@ impl Poisoned {
     }
 }
 
-/// The writer's handle: forwards go in, outcomes come out through the
+/// The writer's handle: writes go in, outcomes come out through the
 /// callback given to [`QueueWriter::start`].
 #[derive(Debug, Clone)]
 pub struct QueueWriter {
-    tx: mpsc::UnboundedSender<QueueWork>,
+    tx: mpsc::UnboundedSender<WriterWork>,
 }
 
 impl QueueWriter {
-    /// Starts the thread; `done` gets every outcome, in order. The thread
-    /// ends when every handle is dropped, after what was handed over.
+    /// Starts the thread; `done` gets the outcomes of each group, in
+    /// order. The thread ends when every handle is dropped, after what was
+    /// handed over.
     pub fn start(
         store: Arc<HubStore>,
-        mut done: impl FnMut(QueueDone) + Send + 'static,
+        mut done: impl FnMut(Vec<WriterDone>) + Send + 'static,
     ) -> std::io::Result<Self> {
-        let (tx, mut rx) = mpsc::unbounded_channel::<QueueWork>();
+        let (tx, mut rx) = mpsc::unbounded_channel::<WriterWork>();
         std::thread::Builder::new()
             .name("hub-queue-writer".into())
             .spawn(move || {
@@ -107,57 +148,84 @@ impl QueueWriter {
                             Err(_) => break,
                         }
                     }
-                    for outcome in commit_group(&store, &mut poisoned, group) {
-                        done(outcome);
-                    }
+                    done(commit_group(&store, &mut poisoned, group));
                 }
             })?;
         Ok(Self { tx })
     }
 
     /// Hands `work` over; `Err` gives it back when the thread has ended.
-    pub fn submit(&self, work: QueueWork) -> Result<(), Box<QueueWork>> {
+    pub fn submit(&self, work: WriterWork) -> Result<(), Box<WriterWork>> {
         self.tx.send(work).map_err(|e| Box::new(e.0))
     }
 }
 
-/// Queues what of `group` may be tried, in one commit; the outcomes in
+/// Applies what of `group` may be tried, in one commit; the outcomes in
 /// the group's order.
 fn commit_group(
     store: &HubStore,
     poisoned: &mut Poisoned,
-    group: Vec<QueueWork>,
-) -> Vec<QueueDone> {
-    let verdicts: Vec<Option<String>> = group.iter().map(|w| poisoned.check(w)).collect();
+    group: Vec<WriterWork>,
+) -> Vec<WriterDone> {
+    let held: Vec<Option<String>> = group
+        .iter()
+        .map(|w| match w {
+            WriterWork::Forward(f) => poisoned.check(f),
+            _ => None,
+        })
+        .collect();
     let tried = group
         .iter()
-        .zip(&verdicts)
-        .filter(|(_, held)| held.is_none())
-        .map(|(w, _)| &w.enqueue);
-    let mut made = match store.enqueue_group(tried) {
-        Ok(made) => Ok(made.into_iter()),
+        .zip(&held)
+        .filter(|(_, h)| h.is_none())
+        .map(|(w, _)| match w {
+            WriterWork::Forward(f) => QueueOp::Enqueue(&f.enqueue),
+            WriterWork::Delivered { host, seq, gone } => QueueOp::Delivered {
+                host,
+                seq: *seq,
+                gone,
+            },
+            WriterWork::AckReceipts { host, seq } => QueueOp::AckReceipts { host, seq: *seq },
+        });
+    let mut applied = match store.apply_group(tried) {
+        Ok(done) => Ok(done.into_iter()),
         Err(e) => {
-            tracing::error!("cannot queue messages: {e}");
+            tracing::error!("cannot write the hub's queues: {e}");
             Err(format!(
                 "the hub could not store the message ({e}); it will be retried"
             ))
         }
     };
-    group
-        .into_iter()
-        .zip(verdicts)
-        .map(|(work, held)| {
-            let outcome = match (held, &mut made) {
-                (Some(why), _) => Err(why),
-                (None, Ok(made)) => made.next().ok_or_else(|| "lost in the group".to_owned()),
-                (None, Err(why)) => {
-                    poisoned.failed(&work);
-                    Err(why.clone())
-                }
-            };
-            QueueDone { work, outcome }
-        })
-        .collect()
+    let mut out = Vec::with_capacity(group.len());
+    for (work, held) in group.into_iter().zip(held) {
+        let result = match (held, &mut applied) {
+            (Some(why), _) => Err(why),
+            (None, Ok(done)) => done.next().ok_or_else(|| "lost in the group".to_owned()),
+            (None, Err(why)) => Err(why.clone()),
+        };
+        match work {
+            WriterWork::Forward(work) => {
+                let outcome = match result {
+                    Ok(QueueOpDone::Made(made)) => Ok(made),
+                    Ok(_) => Err("a forward was answered as another write".to_owned()),
+                    Err(why) => {
+                        poisoned.failed(&work);
+                        Err(why)
+                    }
+                };
+                out.push(WriterDone::Forward(QueueDone { work, outcome }));
+            }
+            WriterWork::Delivered { host, .. } => {
+                let done = match result {
+                    Ok(QueueOpDone::Delivered(done)) => done,
+                    _ => None,
+                };
+                out.push(WriterDone::Delivered { host, done });
+            }
+            WriterWork::AckReceipts { .. } => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -59,28 +59,32 @@ fn a_failed_sender_is_held_on_its_link_until_the_failed_message_comes_again() {
 }
 
 /// Outcomes come back in order, each after its commit; a repeat makes
-/// nothing; many forwards handed over at once share commits.
+/// nothing; many forwards handed over at once share commits; a delivery
+/// the host stored leaves its queue with a receipt.
 #[test]
 fn forwards_are_queued_in_order_and_share_commits() {
     let dir = tempfile::tempdir().expect("dir");
     let store = Arc::new(HubStore::open(&dir.path().join("hub.redb")).expect("store"));
     let (tx, rx) = mpsc::channel();
-    let writer = QueueWriter::start(store.clone(), move |done| {
-        let _ = tx.send(done);
+    let writer = QueueWriter::start(store.clone(), move |group| {
+        for done in group {
+            let _ = tx.send(done);
+        }
     })
     .expect("writer");
     let count = 300;
     for i in 0..count {
-        writer
-            .submit(work(1, &format!("m{i}"), "laptop/a", false))
-            .expect("submit");
+        let w = WriterWork::Forward(Box::new(work(1, &format!("m{i}"), "laptop/a", false)));
+        writer.submit(w).expect("submit");
     }
-    writer
-        .submit(work(1, "m0", "laptop/a", false))
-        .expect("repeat");
+    let repeat = WriterWork::Forward(Box::new(work(1, "m0", "laptop/a", false)));
+    writer.submit(repeat).expect("repeat");
     let mut seqs = Vec::new();
     for i in 0..=count {
         let done = rx.recv_timeout(Duration::from_secs(30)).expect("outcome");
+        let WriterDone::Forward(done) = done else {
+            panic!("a forward's outcome: {done:?}")
+        };
         let made = done.outcome.expect("queued");
         if i == count {
             assert_eq!(done.work.enqueue.message.id.as_str(), "m0");
@@ -100,4 +104,24 @@ fn forwards_are_queued_in_order_and_share_commits() {
         commits < count as u64,
         "{commits} commits for {count} forwards"
     );
+
+    let delivered = WriterWork::Delivered {
+        host: host.clone(),
+        seq: seqs[0],
+        gone: Vec::new(),
+    };
+    writer.submit(delivered).expect("delivered");
+    let done = rx.recv_timeout(Duration::from_secs(30)).expect("outcome");
+    let WriterDone::Delivered {
+        host: h,
+        done: Some(taken),
+    } = done
+    else {
+        panic!("a delivery taken off its queue: {done:?}")
+    };
+    assert_eq!(h, host);
+    assert_eq!(taken.sender.as_str(), "laptop");
+    assert_eq!(taken.receipts.len(), 1);
+    let left = store.queued(&host, 0, 1000).expect("queued");
+    assert_eq!(left.len(), count - 1);
 }

@@ -1,6 +1,6 @@
 //! Queuing messages for their hosts: one forward's deliveries, or a group
-//! of forwards in one durable commit (one fsync for all of them, as the
-//! host's store groups its writes). A message already queued or handled
+//! of forwards and delivery bookkeeping in one commit (one fsync for all of
+//! them, as the host's store groups its writes). A message already queued or handled
 //! for a host is not queued for it again. Must not decide routing or
 //! quotas (the core does, before it asks).
 
@@ -30,6 +30,40 @@ pub struct Enqueue {
 /// The deliveries one forward made, by host.
 pub type Made = Vec<(HostName, Deliver)>;
 
+/// One write of a group ([`HubStore::apply_group`]).
+#[derive(Debug)]
+pub enum QueueOp<'a> {
+    /// Queue a forward.
+    Enqueue(&'a Enqueue),
+    /// `host` stored delivery `seq` ([`HubStore::delivered`]).
+    Delivered {
+        /// The host.
+        host: &'a HostName,
+        /// The delivery.
+        seq: u64,
+        /// Recipients no longer there.
+        gone: &'a [PeerId],
+    },
+    /// `host` has the receipts up to `seq` ([`HubStore::ack_receipts`]).
+    AckReceipts {
+        /// The host.
+        host: &'a HostName,
+        /// The last receipt it has.
+        seq: u64,
+    },
+}
+
+/// What one op of a group did.
+#[derive(Debug)]
+pub enum QueueOpDone {
+    /// The deliveries a forward made.
+    Made(Made),
+    /// The delivery taken off its queue, if it was there.
+    Delivered(Option<super::DeliveryDone>),
+    /// Receipts dropped.
+    Acked,
+}
+
 impl HubStore {
     /// Queues `message` for each host of `by_host`, in one transaction.
     /// Returns the deliveries made now (for hosts to push to), by host.
@@ -45,21 +79,43 @@ impl HubStore {
         Ok(made)
     }
 
-    /// Queues every forward of `group` in one durable commit, in order:
-    /// what each made, or the one error that failed them all (nothing of
-    /// the group is then stored).
-    pub fn enqueue_group<'a>(
+    /// Applies every op of `group` in one transaction, in order: what
+    /// each did, or the one error that failed them all (nothing of the
+    /// group is then stored). The commit is durable when the group queues
+    /// a message; bookkeeping alone rides on the next durable commit (see
+    /// the store's doc).
+    pub fn apply_group<'a>(
         &self,
-        group: impl IntoIterator<Item = &'a Enqueue>,
-    ) -> Result<Vec<Made>, HubStoreError> {
-        let txn = self.db.begin_write()?;
-        let made = group
-            .into_iter()
-            .map(|e| enqueue_in(&txn, &e.message, &e.by_host, e.now))
-            .collect::<Result<Vec<_>, _>>()?;
+        group: impl IntoIterator<Item = QueueOp<'a>>,
+    ) -> Result<Vec<QueueOpDone>, HubStoreError> {
+        let mut txn = self.db.begin_write()?;
+        let mut durable = false;
+        let now = self.now();
+        let mut done = Vec::new();
+        for op in group {
+            done.push(match op {
+                QueueOp::Enqueue(e) => {
+                    durable = true;
+                    QueueOpDone::Made(enqueue_in(&txn, &e.message, &e.by_host, e.now)?)
+                }
+                QueueOp::Delivered { host, seq, gone } => {
+                    QueueOpDone::Delivered(super::delivered_in(&txn, host, seq, gone, now)?)
+                }
+                QueueOp::AckReceipts { host, seq } => {
+                    super::ack_receipts_in(&txn, host, seq)?;
+                    QueueOpDone::Acked
+                }
+            });
+        }
+        if !durable {
+            txn.set_durability(redb::Durability::None)
+                .map_err(|e| HubStoreError::Db(Box::new(e.into())))?;
+        }
         txn.commit()?;
-        self.queue_commits.fetch_add(1, Ordering::Relaxed);
-        Ok(made)
+        if durable {
+            self.queue_commits.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(done)
     }
 
     /// Durable commits [`HubStore::enqueue_group`] has made.

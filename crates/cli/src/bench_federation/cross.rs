@@ -41,6 +41,26 @@ pub(crate) struct CrossFigures {
     pub(crate) per_sec: f64,
     /// Messages per second over the echo's frames per second.
     pub(crate) throughput_ratio: f64,
+    /// Messages per second from one sender in pipelined mode
+    /// (`send --batch`), until the last is in `b`'s inbox.
+    pub(crate) pipelined_messages: usize,
+    pub(crate) pipelined_per_sec: f64,
+    /// CPU time per message of each process during the pipelined run.
+    pub(crate) pipelined_cpu_us: CpuPerMessage,
+}
+
+/// CPU time (user and system) per message, by process: where a message's
+/// work is done.
+#[derive(Debug, Default, Clone, Copy, Serialize, schemars::JsonSchema)]
+pub(crate) struct CpuPerMessage {
+    /// The sending host's daemon.
+    pub(crate) sender_host: f64,
+    /// The hub.
+    pub(crate) hub: f64,
+    /// The receiving host's daemon.
+    pub(crate) receiver_host: f64,
+    /// This benchmark (the sending client and the reader).
+    pub(crate) clients: f64,
 }
 
 impl CrossFigures {
@@ -78,7 +98,22 @@ pub(crate) async fn measure(
     phases.next(format!(
         "cross-host throughput: {messages} messages from {senders} sender(s)..."
     ));
-    let per_sec = flood(first, second, senders, messages).await?;
+    let per_sec = flood(first, second, Sending::Senders(senders), messages).await?;
+    let pipelined_messages = messages * PIPELINED_SCALE;
+    phases.next(format!(
+        "cross-host throughput: {pipelined_messages} messages from 1 pipelining sender..."
+    ));
+    let pids = [d1.id(), Some(hub_pid), d2.id(), Some(std::process::id())].map(|p| p.unwrap_or(0));
+    let before = pids.map(super::scale::cpu_ms);
+    let pipelined_per_sec = flood(first, second, Sending::Pipelined, pipelined_messages).await?;
+    let used =
+        |i: usize| (super::scale::cpu_ms(pids[i]) - before[i]) * 1e3 / pipelined_messages as f64;
+    let pipelined_cpu_us = CpuPerMessage {
+        sender_host: used(0),
+        hub: used(1),
+        receiver_host: used(2),
+        clients: used(3),
+    };
     phases.end();
     for (c, d) in [(&mut c1, &mut d1), (&mut c2, &mut d2)] {
         let _ = c.call(&ShutdownArgs {}).await;
@@ -95,6 +130,9 @@ pub(crate) async fn measure(
         senders,
         per_sec,
         throughput_ratio: 0.0,
+        pipelined_messages,
+        pipelined_per_sec,
+        pipelined_cpu_us,
     })
 }
 
@@ -129,9 +167,25 @@ async fn wait_visible(c: &mut ControlClient, viewer: &str, peer: &str) -> Result
     }
 }
 
-/// Messages per second from `senders` concurrent senders on the first host
-/// until the last is in `b`'s inbox on the second.
-async fn flood(first: &Home, second: &Home, senders: usize, total: usize) -> Result<f64> {
+/// How the flood sends.
+#[derive(Debug, Clone, Copy)]
+enum Sending {
+    /// This many connections, one message at a time each.
+    Senders(usize),
+    /// One connection in pipelined mode.
+    Pipelined,
+}
+
+/// The pipelined run sends this many times the other run's messages.
+const PIPELINED_SCALE: usize = 5;
+
+/// Messages per second from the first host until the last is in `b`'s
+/// inbox on the second.
+async fn flood(first: &Home, second: &Home, sending: Sending, total: usize) -> Result<f64> {
+    let senders = match sending {
+        Sending::Senders(n) => n,
+        Sending::Pipelined => 1,
+    };
     let per = total / senders;
     let expected = per * senders;
     let mut reader = ControlClient::connect(second).await?;
@@ -160,20 +214,27 @@ async fn flood(first: &Home, second: &Home, senders: usize, total: usize) -> Res
         }
         anyhow::Ok(())
     });
-    let mut sending = Vec::new();
-    for s in 0..senders {
-        let first = first.clone();
-        sending.push(tokio::spawn(async move {
-            let mut c = ControlClient::connect(&first).await?;
-            let from = format!("s{s}");
-            for i in 0..per {
-                c.call(&send_args(&from, "host2/b", i)?).await?;
+    match sending {
+        Sending::Pipelined => {
+            crate::bench::pipelined(first, expected, "host2/b").await?;
+        }
+        Sending::Senders(senders) => {
+            let mut tasks = Vec::new();
+            for s in 0..senders {
+                let first = first.clone();
+                tasks.push(tokio::spawn(async move {
+                    let mut c = ControlClient::connect(&first).await?;
+                    let from = format!("s{s}");
+                    for i in 0..per {
+                        c.call(&send_args(&from, "host2/b", i)?).await?;
+                    }
+                    anyhow::Ok(())
+                }));
             }
-            anyhow::Ok(())
-        }));
-    }
-    for task in sending {
-        task.await??;
+            for task in tasks {
+                task.await??;
+            }
+        }
     }
     reading.await??;
     Ok(expected as f64 / start.elapsed().as_secs_f64())
@@ -195,6 +256,20 @@ pub(crate) fn print(f: &CrossFigures) -> Result<(), StdoutError> {
         &format!("cross-host throughput, {} senders", f.senders),
         format!("{:.0} msg/s", f.per_sec),
         format!("({:.3}× echo rate)", f.throughput_ratio),
+    )?;
+    row(
+        "cross-host throughput, 1 pipelining sender",
+        format!("{:.0} msg/s", f.pipelined_per_sec),
+        String::new(),
+    )?;
+    let c = &f.pipelined_cpu_us;
+    row(
+        "… CPU per message: sender, hub, receiver, clients",
+        format!(
+            "{:.0} + {:.0} + {:.0} + {:.0} µs",
+            c.sender_host, c.hub, c.receiver_host, c.clients
+        ),
+        String::new(),
     )?;
     Ok(())
 }

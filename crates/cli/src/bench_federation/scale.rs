@@ -141,7 +141,7 @@ fn ms(d: Duration) -> f64 {
 
 /// User and system CPU time of `pid` so far, in milliseconds (0 where
 /// `/proc` is missing). Assumes 100 clock ticks a second, as on Linux.
-fn cpu_ms(pid: u32) -> f64 {
+pub(super) fn cpu_ms(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
     let fields: Vec<&str> = after_name.split_whitespace().collect();

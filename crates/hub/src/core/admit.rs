@@ -16,7 +16,7 @@ use flotilla_actors::federation::{Forward, ForwardOutcome, ForwardRefusal, Forwa
 use flotilla_actors::names::{HostName, PeerId};
 
 use super::{CoreState, QueueLimits};
-use crate::queue_writer::{QueueDone, QueueWork};
+use crate::queue_writer::{QueueDone, QueueWork, WriterWork};
 use crate::roster::Refused;
 use crate::store::{Depth, Enqueue, size_of_message};
 
@@ -63,16 +63,20 @@ impl CoreState {
         lifts_hold: bool,
     ) -> Result<bool, Refused> {
         let mut by_host = self.roster.admit(host, &forward)?;
-        let repeats = self
-            .store
-            .repeats(&forward.message, by_host.keys())
-            .map_err(|e| unavailable(&e))?;
-        by_host.retain(|target, _| !repeats.contains(target));
-        if by_host.is_empty() {
-            return Ok(false);
-        }
         let size = size_of_message(&forward.message);
-        over_quota(&self.depths, &self.limits, &by_host, size)?;
+        if over_quota(&self.depths, &self.limits, &by_host, size).is_err() {
+            // Only a queue at its limit needs the repeat check first (the
+            // writer queues a message once anyway).
+            let repeats = self
+                .store
+                .repeats(&forward.message, by_host.keys())
+                .map_err(|e| unavailable(&e))?;
+            by_host.retain(|target, _| !repeats.contains(target));
+            if by_host.is_empty() {
+                return Ok(false);
+            }
+            over_quota(&self.depths, &self.limits, &by_host, size)?;
+        }
         reserve(&mut self.depths, by_host.keys(), size, true);
         let work = QueueWork {
             link_id,
@@ -84,9 +88,10 @@ impl CoreState {
             },
             lifts_hold,
         };
-        if let Err(work) = self.writer.submit(work) {
-            let targets = work.enqueue.by_host.keys();
-            reserve(&mut self.depths, targets, size, false);
+        if let Err(work) = self.writer.submit(WriterWork::Forward(Box::new(work))) {
+            if let WriterWork::Forward(work) = *work {
+                reserve(&mut self.depths, work.enqueue.by_host.keys(), size, false);
+            }
             let why = "the hub's queue writer has stopped".to_owned();
             return Err(unavailable(&crate::store::HubStoreError::Stopped(why)));
         }
@@ -94,8 +99,9 @@ impl CoreState {
     }
 
     /// A forward handed to the queue writer was queued, or failed: its
-    /// deliveries are pushed and its link (if still the same) answered.
-    pub(super) fn on_queued(&mut self, done: QueueDone) {
+    /// link (if still the same) is answered; returns the hosts it was
+    /// queued for (to push to).
+    pub(super) fn on_queued(&mut self, done: QueueDone) -> Vec<HostName> {
         let QueueDone { work, outcome } = done;
         let message = &work.enqueue.message;
         let size = size_of_message(message);
@@ -103,14 +109,13 @@ impl CoreState {
             .links
             .get(&work.host)
             .is_some_and(|l| l.id == work.link_id);
+        let mut targets = Vec::new();
         let outcome = match outcome {
             Ok(made) => {
                 let new = |t: &&HostName| !made.iter().any(|(h, _)| h == *t);
                 let repeats: Vec<_> = work.enqueue.by_host.keys().filter(new).collect();
                 reserve(&mut self.depths, repeats.into_iter(), size, false);
-                for (target, _) in &made {
-                    self.pump(target);
-                }
+                targets.extend(made.into_iter().map(|(target, _)| target));
                 ForwardOutcome::Queued
             }
             Err(reason) => {
@@ -126,6 +131,7 @@ impl CoreState {
         if same_link {
             self.answer(&work.host, message.id.clone(), outcome);
         }
+        targets
     }
 }
 

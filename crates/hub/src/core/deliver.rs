@@ -8,25 +8,39 @@ use flotilla_actors::names::HostName;
 
 use super::CoreState;
 use crate::outbound::OutboundError;
+use crate::queue_writer::WriterWork;
+use crate::store::DeliveryDone;
 
 impl CoreState {
+    /// `host` stored a delivery: its window has room again at once; the
+    /// queue writer takes the delivery off the queue
+    /// ([`CoreState::on_taken`] follows).
     pub(super) fn on_delivered(&mut self, host: &HostName, done: Delivered) {
         if let Some(window) = self.pushed.get_mut(host) {
             window.acked(done.seq);
         }
-        match self.store.delivered(host, done.seq, &done.gone) {
-            Ok(Some(done)) => {
-                if let Some(depth) = self.depths.get_mut(host) {
-                    depth.messages = depth.messages.saturating_sub(1);
-                    depth.bytes = depth.bytes.saturating_sub(done.bytes);
-                }
-                self.send_receipts(&done.sender, done.receipts);
+        let work = WriterWork::Delivered {
+            host: host.clone(),
+            seq: done.seq,
+            gone: done.gone,
+        };
+        if self.writer.submit(work).is_err() {
+            tracing::error!(%host, "cannot record a delivery: the queue writer has stopped");
+        }
+        self.pump(host);
+    }
+
+    /// A delivery of `host` was taken off its queue: its receipts go to
+    /// the sender's host.
+    pub(super) fn on_taken(&mut self, host: &HostName, done: Option<DeliveryDone>) {
+        if let Some(done) = done {
+            if let Some(depth) = self.depths.get_mut(host) {
+                depth.messages = depth.messages.saturating_sub(1);
+                depth.bytes = depth.bytes.saturating_sub(done.bytes);
             }
-            Ok(None) => {}
-            Err(e) => tracing::error!(%host, "cannot record a delivery: {e}"),
+            self.send_receipts(&done.sender, done.receipts);
         }
         self.refresh_depth(host);
-        self.pump(host);
     }
 
     pub(super) fn send_receipts(&self, sender: &HostName, receipts: Vec<Receipt>) {

@@ -135,8 +135,8 @@ pub enum CoreMsg {
     /// The hub's relink grace is over: lane calls still waiting for their
     /// targets are refused.
     RelinkGraceOver,
-    /// The queue writer's outcome of a forward.
-    Queued(Box<crate::queue_writer::QueueDone>),
+    /// The queue writer's outcomes of one group of writes.
+    Written(Vec<crate::queue_writer::WriterDone>),
 }
 
 /// A handle on the core.
@@ -208,7 +208,7 @@ impl Actor for HubCore {
         let store = std::sync::Arc::new(args.store);
         let core = myself.clone();
         let writer = crate::queue_writer::QueueWriter::start(store.clone(), move |done| {
-            let _ = core.cast(CoreMsg::Queued(Box::new(done)));
+            let _ = core.cast(CoreMsg::Written(done));
         })?;
         Ok(CoreState {
             hub: args.hub,
@@ -274,7 +274,7 @@ impl Actor for HubCore {
             CoreMsg::SetPolicy(policy) => state.set_policy(policy),
             CoreMsg::Expire => state.expire().await,
             CoreMsg::RelinkGraceOver => state.relink_grace_over(),
-            CoreMsg::Queued(done) => state.on_queued(*done),
+            CoreMsg::Written(group) => state.on_written(group),
         }
         Ok(())
     }
@@ -337,6 +337,22 @@ impl CoreState {
         self.tell(&change);
     }
 
+    /// The outcomes of one group of the queue writer's writes; each host
+    /// something was queued for is pushed to once.
+    fn on_written(&mut self, group: Vec<crate::queue_writer::WriterDone>) {
+        use crate::queue_writer::WriterDone;
+        let mut targets = std::collections::BTreeSet::new();
+        for done in group {
+            match done {
+                WriterDone::Forward(done) => targets.extend(self.on_queued(done)),
+                WriterDone::Delivered { host, done } => self.on_taken(&host, done),
+            }
+        }
+        for target in &targets {
+            self.pump(target);
+        }
+    }
+
     fn persist(&self, host: &HostName) {
         if let Some(entry) = self.roster.host(host)
             && let Err(e) = self.store.put_host(host, entry)
@@ -357,8 +373,12 @@ impl CoreState {
             Frame::RosterDelta(delta) => self.on_roster(host, delta),
             Frame::Delivered(done) => self.on_delivered(host, done),
             Frame::ReceiptAck { seq } => {
-                if let Err(e) = self.store.ack_receipts(host, seq) {
-                    tracing::error!(%host, "cannot drop acknowledged receipts: {e}");
+                let work = crate::queue_writer::WriterWork::AckReceipts {
+                    host: host.clone(),
+                    seq,
+                };
+                if self.writer.submit(work).is_err() {
+                    tracing::error!(%host, "cannot drop acknowledged receipts: the queue writer has stopped");
                 }
             }
             Frame::LaneCall(call) => self.on_lane_call(host, call),
