@@ -41,6 +41,7 @@ mod logs;
 mod messaging;
 mod model_server;
 mod netns_link;
+mod pipelined;
 mod progress;
 mod protocol;
 mod readme;

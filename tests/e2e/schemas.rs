@@ -129,6 +129,26 @@ fn daemon_shapes(s: &mut ShippedSchemas, home: &TestHome) {
     s.run(home, &["peer", "leave", "gone"]);
     s.run(home, &["peers", "--as", "lead"]);
     s.run(home, &["send", "--as", "lead", "--to", "rev", "hello"]);
+    // `send --batch`: one line per message, a refused one included.
+    let batch = "{\"to\": \"rev\", \"body\": \"one\"}\n{\"to\": [\"ghost\"], \"body\": \"two\"}\n";
+    let mut child = home
+        .command(&["--json", "send", "--as", "lead", "--batch"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("batch");
+    std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), batch.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("batch");
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "a refused line sets the exit code"
+    );
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let doc: Value = serde_json::from_str(line).expect("a JSON line");
+        s.check("flotilla --json send --batch", &doc);
+    }
     s.run(home, &["inbox", "--as", "rev", "--peek"]);
     s.run(home, &["outbox", "--as", "lead"]);
     let run = s.run(

@@ -128,6 +128,7 @@ impl HostContext {
         mail_epoch: watch::Receiver<u64>,
         test_hooks: bool,
     ) -> Self {
+        let remote = saved_remote_roster(&store);
         Self {
             host,
             home,
@@ -144,7 +145,7 @@ impl HostContext {
             actors: RwLock::new(Vec::new()),
             waiting: Default::default(),
             hub_link: RwLock::new(None),
-            remote: RwLock::new(BTreeMap::new()),
+            remote: RwLock::new(remote),
             hub_calls: tokio::sync::watch::Sender::new(None),
             stopping: AtomicBool::new(false),
         }
@@ -182,4 +183,13 @@ impl HostContext {
     pub fn is_stopping(&self) -> bool {
         self.stopping.load(Ordering::SeqCst)
     }
+}
+
+/// The remote peers the store kept from the last hub link (none if it
+/// cannot read them: the hub announces them again when the link is up).
+fn saved_remote_roster(store: &Store) -> BTreeMap<PeerId, RosterPeer> {
+    store.remote_roster().unwrap_or_else(|e| {
+        tracing::warn!("cannot read the saved remote peers: {e}");
+        BTreeMap::new()
+    })
 }

@@ -11,6 +11,7 @@ mod mail;
 mod outbox;
 mod peers;
 mod received;
+mod remote;
 mod retention;
 mod schema;
 #[cfg(test)]
@@ -100,7 +101,8 @@ from_redb!(
     redb::TransactionError,
     redb::TableError,
     redb::StorageError,
-    redb::CommitError
+    redb::CommitError,
+    redb::SetDurabilityError
 );
 
 fn refuse_newer(found: u64, path: &Path) -> Result<(), StoreError> {

@@ -8,7 +8,7 @@ use redb::{ReadTransaction, TableDefinition, TableHandle, WriteTransaction};
 use super::StoreError;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u64 = 7;
+pub const SCHEMA_VERSION: u64 = 8;
 
 /// Key `schema_version`, and `host_seq` (the last inbox sequence number).
 pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
@@ -60,6 +60,12 @@ pub(crate) const LANE_NOTICES: TableDefinition<(&str, u32), &[u8]> =
 pub(crate) const LANE_SHELF: TableDefinition<(&str, u32), &[u8]> =
     TableDefinition::new("lane_shelf");
 
+/// Version 8: the other hosts' peers as the hub last announced them
+/// (peer id to encoded `RosterPeer`), so a restarted daemon knows them
+/// before its hub link is back.
+pub(crate) const REMOTE_ROSTER: TableDefinition<&str, &[u8]> =
+    TableDefinition::new("remote_roster");
+
 pub(crate) const VERSION_KEY: &str = "schema_version";
 pub(crate) const HOST_SEQ_KEY: &str = "host_seq";
 
@@ -87,6 +93,9 @@ pub(crate) fn migrate(txn: &WriteTransaction, from: u64) -> Result<(), StoreErro
             4 => super::retention::create_v5(txn)?,
             5 => create_v6(txn)?,
             6 => super::upgrade_v7::migrate(txn)?,
+            7 => {
+                txn.open_table(REMOTE_ROSTER)?;
+            }
             _ => unreachable!("no migration from version {version}"),
         }
         tracing::info!(from = version, to = version + 1, "store migrated");
@@ -139,8 +148,9 @@ fn create_v6(txn: &WriteTransaction) -> Result<(), StoreError> {
 }
 
 /// Names of the tables, for the integrity report.
-pub(crate) fn table_names() -> [&'static str; 17] {
+pub(crate) fn table_names() -> [&'static str; 18] {
     [
+        REMOTE_ROSTER.name(),
         INBOX_DEPTH.name(),
         ID_ORDER.name(),
         LANE_NOTICES.name(),

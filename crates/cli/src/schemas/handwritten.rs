@@ -67,6 +67,7 @@ pub(super) fn schema(value: Value) -> Schema {
 pub(super) fn all() -> Vec<(&'static str, Schema)> {
     let mut shapes = vec![
         (ERROR_ID, error()),
+        ("flotilla.send-batch.v1", send_batch()),
         (
             "flotilla.up.v1",
             top(
@@ -209,6 +210,25 @@ pub(super) fn all() -> Vec<(&'static str, Schema)> {
 }
 
 /// The error envelope, on stdout with `--json` when a command fails.
+/// One line of `send --batch --json` per input message, in input order.
+fn send_batch() -> Schema {
+    schema(object_with_optional(
+        "`flotilla send --batch --json`: one line per message, in the input's order.",
+        json!({
+            "line": count("The input line, from 1."),
+            "ok": boolean("Whether the message was sent."),
+            "result": {"type": "object", "description": "When sent: the acknowledgement, as `flotilla.send.v1` (`id`, `recipients`, `seq`, `sent_at`, `duplicate`, `remote`)."},
+            "error": object_with_optional("When not sent: why, as the control protocol's error.", json!({
+                "code": string("Stable error code (`targets_refused`...)."),
+                "message": string("What was wrong."),
+                "hint": string("What to do."),
+                "details": {"description": "More, by code."},
+            }), &["hint", "details"]),
+        }),
+        &["result", "error"],
+    ))
+}
+
 fn error() -> Schema {
     schema(object(
         "The error envelope of any failing `--json` command (docs/cli.md).",

@@ -10,7 +10,7 @@
 //! call whose actor died is answered `unavailable`, never posted again
 //! behind later requests; and while the router is missing or has been
 //! replaced since the last message op, the next message op waits until
-//! everything in flight is answered. So messages of one sender are stored
+//! every message op in flight is answered. So messages of one sender are stored
 //! in the order they were sent, and a client that sends again from its
 //! first unanswered or `unavailable` message keeps that order.
 //!
@@ -70,7 +70,7 @@ pub(super) async fn serve(
             continue;
         }
         tokio::select! {
-            read = lines.recv(), if reading && flight.pending.len() < MAX_IN_FLIGHT => match read {
+            read = lines.recv(), if reading && flight.len() < MAX_IN_FLIGHT => match read {
                 Some(Ok(request)) => next = Some(request),
                 Some(Err(refused)) => {
                     if respond(&mut write, refused).await.is_err() {
@@ -79,7 +79,13 @@ pub(super) async fn serve(
                 }
                 None => reading = false,
             },
-            Some(done) = flight.pending.join_next(), if !flight.pending.is_empty() => {
+            Some(done) = flight.messages.join_next(), if !flight.messages.is_empty() => {
+                let Ok(done) = done else { continue };
+                if answer(&mut write, done).await.is_err() {
+                    break;
+                }
+            }
+            Some(done) = flight.others.join_next(), if !flight.others.is_empty() => {
                 let Ok(done) = done else { continue };
                 if answer(&mut write, done).await.is_err() {
                     break;
@@ -91,14 +97,20 @@ pub(super) async fn serve(
     reader.abort();
 }
 
-/// The requests in flight, and the router the last message op went to.
+/// The requests in flight (message ops apart from the rest), and the
+/// router the last message op went to.
 #[derive(Default)]
 struct Flight {
-    pending: JoinSet<(Value, Outcome)>,
+    messages: JoinSet<(Value, Outcome)>,
+    others: JoinSet<(Value, Outcome)>,
     router: Option<ractor::ActorId>,
 }
 
 impl Flight {
+    fn len(&self) -> usize {
+        self.messages.len() + self.others.len()
+    }
+
     /// Starts `request`: its answer if it completed at once, else `None`
     /// (it is in flight).
     async fn start(
@@ -108,7 +120,8 @@ impl Flight {
         id: Value,
         mut request: Request,
     ) -> Option<(Value, Outcome)> {
-        if is_message_op(&request) {
+        let message_op = is_message_op(&request);
+        if message_op {
             let now = ctx.children.router().map(|r| r.get_id());
             if (now.is_none() || now != self.router) && !self.drain(write).await {
                 return None;
@@ -125,16 +138,21 @@ impl Flight {
         match poll_once(&mut running).await {
             Poll::Ready(outcome) => Some((id, outcome)),
             Poll::Pending => {
-                self.pending.spawn(async move { (id, running.await) });
+                let set = if message_op {
+                    &mut self.messages
+                } else {
+                    &mut self.others
+                };
+                set.spawn(async move { (id, running.await) });
                 None
             }
         }
     }
 
-    /// Answers everything in flight; `false` if an answer could not be
-    /// written.
+    /// Answers every message op in flight; `false` if an answer could not
+    /// be written.
     async fn drain(&mut self, write: &mut OwnedWriteHalf) -> bool {
-        while let Some(done) = self.pending.join_next().await {
+        while let Some(done) = self.messages.join_next().await {
             if let Ok(done) = done
                 && answer(write, done).await.is_err()
             {
