@@ -32,6 +32,8 @@ struct Figures {
     latency_p50_ratio: f64,
     latency_p99_ratio: f64,
     throughput: Vec<Throughput>,
+    /// Where one sender's message spends its time (the one-sender run).
+    stages: Stages,
     rss_idle_kib: u64,
     rss_queued_kib: u64,
     queued_messages: usize,
@@ -48,6 +50,36 @@ struct Throughput {
     per_sec: f64,
     /// Messages per second over bare redb commits per second.
     ratio_to_commit_rate: f64,
+}
+
+/// Where a message's time goes with one sender, one at a time: the
+/// store's writer measures how long it applies writes and commits them.
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
+struct Stages {
+    /// Wall time per message (1 / throughput).
+    per_message_us: f64,
+    /// Store commits per message (each holds every write waiting).
+    commits_per_message: f64,
+    /// Writes applied per message.
+    writes_per_message: f64,
+    /// Time per message applying writes in the store's writer.
+    apply_us: f64,
+    /// Time per message committing (pages and fsync).
+    sync_us: f64,
+    /// The rest: the socket both ways, JSON, the router, the hand-offs
+    /// between tasks and threads.
+    other_us: f64,
+}
+
+/// The store writer's counters from `host.status`.
+async fn writer_counters(admin: &mut ControlClient) -> Result<[u64; 4]> {
+    let m = admin.call(&HostStatusArgs {}).await?.messages;
+    Ok([
+        m.commits_since_start,
+        m.writes_since_start,
+        m.commit_apply_us,
+        m.commit_sync_us,
+    ])
 }
 
 /// The JSON Schema of `bench local --json` (`flotilla schemas`).
@@ -173,12 +205,27 @@ async fn local(args: &BenchLocalArgs) -> Result<Figures> {
     ));
     let (p50, p99) = latency(&home, args.latency_messages).await?;
     let mut throughput = Vec::new();
+    let mut stages = Stages::default();
     for senders in [1usize, 4, 16] {
         phases.next(format!(
             "throughput: {} messages from {senders} sender(s)...",
             args.throughput_messages
         ));
+        let before = writer_counters(&mut admin).await?;
         let per_sec = flood(&home, senders, args.throughput_messages, "reader").await?;
+        if senders == 1 {
+            let after = writer_counters(&mut admin).await?;
+            let per = |i: usize| (after[i] - before[i]) as f64 / args.throughput_messages as f64;
+            let per_message_us = 1e6 / per_sec;
+            stages = Stages {
+                per_message_us,
+                commits_per_message: per(0),
+                writes_per_message: per(1),
+                apply_us: per(2),
+                sync_us: per(3),
+                other_us: per_message_us - per(2) - per(3),
+            };
+        }
         throughput.push(Throughput {
             senders,
             in_flight: None,
@@ -217,6 +264,7 @@ async fn local(args: &BenchLocalArgs) -> Result<Figures> {
         latency_p50_ratio: p50 / floor,
         latency_p99_ratio: p99 / floor,
         throughput,
+        stages,
         rss_idle_kib: rss_idle,
         rss_queued_kib: rss_queued,
         queued_messages: args.queued_messages,
@@ -383,6 +431,16 @@ fn print_figures(f: &Figures) -> Result<(), StdoutError> {
             t.ratio_to_commit_rate
         )?;
     }
+    let st = &f.stages;
+    outln!(
+        "one sender, per message: {:.0} µs = writer applying {:.0} + committing {:.0} + the rest {:.0} ({:.2} commits, {:.1} writes)",
+        st.per_message_us,
+        st.apply_us,
+        st.sync_us,
+        st.other_us,
+        st.commits_per_message,
+        st.writes_per_message
+    )?;
     outln!(
         "daemon RSS idle                        {:>10} KiB",
         f.rss_idle_kib

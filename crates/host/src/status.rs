@@ -32,6 +32,10 @@ pub fn host_status(ctx: &HostContext) -> HostStatusReply {
         messages: MessageCounts {
             queued: ctx.store.queued().unwrap_or(0),
             accepted_since_start: ctx.commit.stats().accepted.load(Ordering::Relaxed),
+            commits_since_start: ctx.commit.stats().commits.load(Ordering::Relaxed),
+            writes_since_start: ctx.commit.stats().writes.load(Ordering::Relaxed),
+            commit_apply_us: ctx.commit.stats().apply_us.load(Ordering::Relaxed),
+            commit_sync_us: ctx.commit.stats().sync_us.load(Ordering::Relaxed),
         },
         hub_link: hub_link(ctx),
     }

@@ -46,6 +46,20 @@ pub struct MessageCounts {
     pub queued: u64,
     /// Distinct messages accepted since the daemon started.
     pub accepted_since_start: u64,
+    /// The store's commits since the daemon started (each holds every
+    /// write that was waiting).
+    #[serde(default)]
+    pub commits_since_start: u64,
+    /// Writes in those commits.
+    #[serde(default)]
+    pub writes_since_start: u64,
+    /// Microseconds the store's writer spent applying writes, and
+    /// committing them (pages and fsync), since the daemon started.
+    #[serde(default)]
+    pub commit_apply_us: u64,
+    /// See `commit_apply_us`.
+    #[serde(default)]
+    pub commit_sync_us: u64,
 }
 
 /// Reply of `host.status`.

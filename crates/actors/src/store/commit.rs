@@ -95,6 +95,10 @@ pub struct CommitStats {
     pub writes: AtomicU64,
     /// Messages newly stored.
     pub accepted: AtomicU64,
+    /// Microseconds spent applying writes to transactions.
+    pub apply_us: AtomicU64,
+    /// Microseconds spent committing them (writing pages and the fsync).
+    pub sync_us: AtomicU64,
 }
 
 /// A handle on the writer; cheap to clone.
@@ -408,6 +412,7 @@ impl Writer {
             }
         };
         let mut fatal = None;
+        let started = std::time::Instant::now();
         for (op, reply) in group {
             if fatal.is_some() {
                 results.push((Ok(WriteDone::Nothing), reply));
@@ -421,10 +426,19 @@ impl Writer {
                 other => results.push((other, reply)),
             }
         }
+        let applied = std::time::Instant::now();
         let outcome = match fatal {
             Some(e) => Err(e),
             None => txn.commit().map_err(StoreError::from),
         };
+        let micros = |d: std::time::Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        let stats = &self.stats;
+        stats
+            .apply_us
+            .fetch_add(micros(applied - started), Ordering::Relaxed);
+        stats
+            .sync_us
+            .fetch_add(micros(applied.elapsed()), Ordering::Relaxed);
         (results, outcome)
     }
 }
