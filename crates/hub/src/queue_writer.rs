@@ -65,6 +65,12 @@ pub enum WriterWork {
 /// What became of one write.
 #[derive(Debug)]
 pub enum WriterDone {
+    /// Deliveries of the group under way, before its commit: they may be
+    /// pushed to their hosts while the disk works (a host stores a message
+    /// once, so one pushed from a commit that then fails does no harm: its
+    /// sender is told `unavailable` and sends it again). Always followed by
+    /// the group's outcomes.
+    Staged(Vec<(HostName, flotilla_actors::federation::Deliver)>),
     /// A forward, queued or not.
     Forward(QueueDone),
     /// A delivery taken off `host`'s queue (`None`: it was not there, or
@@ -148,7 +154,8 @@ impl QueueWriter {
                             Err(_) => break,
                         }
                     }
-                    done(commit_group(&store, &mut poisoned, group));
+                    let outcomes = commit_group(&store, &mut poisoned, group, &mut done);
+                    done(outcomes);
                 }
             })?;
         Ok(Self { tx })
@@ -166,6 +173,7 @@ fn commit_group(
     store: &HubStore,
     poisoned: &mut Poisoned,
     group: Vec<WriterWork>,
+    done: &mut impl FnMut(Vec<WriterDone>),
 ) -> Vec<WriterDone> {
     let held: Vec<Option<String>> = group
         .iter()
@@ -187,7 +195,20 @@ fn commit_group(
             },
             WriterWork::AckReceipts { host, seq } => QueueOp::AckReceipts { host, seq: *seq },
         });
-    let mut applied = match store.apply_group(tried) {
+    let stage = |ops: &[QueueOpDone]| {
+        let staged: Vec<_> = ops
+            .iter()
+            .filter_map(|op| match op {
+                QueueOpDone::Made(made) => Some(made.iter().cloned()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        if !staged.is_empty() {
+            done(vec![WriterDone::Staged(staged)]);
+        }
+    };
+    let mut applied = match store.apply_group(tried, stage) {
         Ok(done) => Ok(done.into_iter()),
         Err(e) => {
             tracing::error!("cannot write the hub's queues: {e}");

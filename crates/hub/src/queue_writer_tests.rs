@@ -66,9 +66,18 @@ fn forwards_are_queued_in_order_and_share_commits() {
     let dir = tempfile::tempdir().expect("dir");
     let store = Arc::new(HubStore::open(&dir.path().join("hub.redb")).expect("store"));
     let (tx, rx) = mpsc::channel();
+    let staged = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = staged.clone();
     let writer = QueueWriter::start(store.clone(), move |group| {
         for done in group {
-            let _ = tx.send(done);
+            match done {
+                WriterDone::Staged(d) => {
+                    counted.fetch_add(d.len(), std::sync::atomic::Ordering::SeqCst);
+                }
+                done => {
+                    let _ = tx.send(done);
+                }
+            }
         }
     })
     .expect("writer");
@@ -99,6 +108,11 @@ fn forwards_are_queued_in_order_and_share_commits() {
     let host = HostName::new("work").expect("host");
     let queued = store.queued(&host, 0, 1000).expect("queued");
     assert_eq!(queued.len(), count);
+    let staged = staged.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(
+        staged, count,
+        "each new delivery is handed out before its commit"
+    );
     let commits = store.queue_commits();
     assert!(
         commits < count as u64,

@@ -55,7 +55,9 @@ impl CoreState {
         }
     }
 
-    /// Pushes queued deliveries to a linked host, up to the window.
+    /// Pushes queued deliveries to a linked host, up to the window: what
+    /// the store holds first, then (when all of that is out) the fresh
+    /// deliveries of the commit under way, in order.
     pub(super) fn pump(&mut self, host: &HostName) {
         let (Some(window), Some(link)) = (self.pushed.get_mut(host), self.links.get(host)) else {
             return;
@@ -71,30 +73,59 @@ impl CoreState {
                 return;
             }
         };
+        let backlog = batch.len() >= room;
         for deliver in batch {
-            let seq = deliver.seq;
-            let bytes = match link.tx.encode(&Frame::Deliver(deliver)) {
-                Ok(bytes) => bytes,
-                Err(e) => {
-                    tracing::warn!(%host, seq, "a delivery cannot be sent: {e}");
-                    return;
-                }
-            };
-            if !window.admits(bytes.len()) {
+            if !push(host, window, &link.tx, deliver) {
                 return;
             }
-            window.pushed(seq, bytes.len());
-            match link.tx.send_encoded(bytes) {
-                Ok(()) => {}
-                Err(OutboundError::Closed) => {
-                    tracing::debug!(%host, "not sent: the link has ended");
-                    return;
-                }
-                Err(e) => {
-                    tracing::warn!(%host, "not sent: {e}");
-                    return;
-                }
+        }
+        if backlog {
+            return;
+        }
+        let Some(fresh) = self.fresh.get(host) else {
+            return;
+        };
+        let after = window.last();
+        for deliver in fresh
+            .range(after.saturating_add(1)..)
+            .map(|(_, d)| d.clone())
+        {
+            if window.room() == 0 || !push(host, window, &link.tx, deliver) {
+                return;
             }
+        }
+    }
+}
+
+/// Pushes one delivery within the window; `false` when nothing more can go
+/// now.
+fn push(
+    host: &HostName,
+    window: &mut super::window::DeliveryWindow,
+    tx: &crate::outbound::Outbound,
+    deliver: flotilla_actors::federation::Deliver,
+) -> bool {
+    let seq = deliver.seq;
+    let bytes = match tx.encode(&Frame::Deliver(deliver)) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            tracing::warn!(%host, seq, "a delivery cannot be sent: {e}");
+            return false;
+        }
+    };
+    if !window.admits(bytes.len()) {
+        return false;
+    }
+    window.pushed(seq, bytes.len());
+    match tx.send_encoded(bytes) {
+        Ok(()) => true,
+        Err(OutboundError::Closed) => {
+            tracing::debug!(%host, "not sent: the link has ended");
+            false
+        }
+        Err(e) => {
+            tracing::warn!(%host, "not sent: {e}");
+            false
         }
     }
 }

@@ -184,6 +184,9 @@ pub struct CoreState {
     relink: relink::RelinkWaits,
     /// Queues admitted forwards, many to a durable commit.
     writer: crate::queue_writer::QueueWriter,
+    /// Deliveries of the queue writer's group under way, not yet
+    /// committed, by host: pushed behind what the store holds.
+    fresh: HashMap<HostName, std::collections::BTreeMap<u64, flotilla_actors::federation::Deliver>>,
 }
 
 impl Actor for HubCore {
@@ -223,6 +226,7 @@ impl Actor for HubCore {
             holds: Holds::default(),
             relink: relink::RelinkWaits::new(std::time::Instant::now()),
             writer,
+            fresh: HashMap::new(),
         })
     }
 
@@ -342,11 +346,24 @@ impl CoreState {
     fn on_written(&mut self, group: Vec<crate::queue_writer::WriterDone>) {
         use crate::queue_writer::WriterDone;
         let mut targets = std::collections::BTreeSet::new();
+        let staged = matches!(group.first(), Some(WriterDone::Staged(_)));
         for done in group {
             match done {
+                WriterDone::Staged(deliveries) => {
+                    for (host, deliver) in deliveries {
+                        let fresh = self.fresh.entry(host.clone()).or_default();
+                        fresh.insert(deliver.seq, deliver);
+                        targets.insert(host);
+                    }
+                }
                 WriterDone::Forward(done) => targets.extend(self.on_queued(done)),
                 WriterDone::Delivered { host, done } => self.on_taken(&host, done),
             }
+        }
+        if !staged {
+            // The group's outcomes: its commit is over, so what was fresh
+            // is in the store now (or failed); the next group stages anew.
+            self.fresh.clear();
         }
         for target in &targets {
             self.pump(target);
