@@ -100,7 +100,7 @@ impl fmt::Display for PeerKind {
 }
 
 /// A registered peer, as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct PeerRecord {
     /// `HOST/NAME`.
     pub id: PeerId,

@@ -28,6 +28,8 @@ mod admit;
 mod forget;
 #[path = "roster_policy.rs"]
 mod policy;
+#[path = "roster_sent.rs"]
+mod sent;
 
 /// What the hub knows of one host.
 #[derive(Debug, Clone, Default)]
@@ -92,7 +94,7 @@ pub struct HubRoster {
     /// Group to the peers in it (private groups included).
     groups: HashMap<GroupName, BTreeSet<PeerId>>,
     /// What each linked host was last told it may see.
-    sent: HashMap<HostName, BTreeMap<PeerId, RosterPeer>>,
+    sent: sent::SentViews,
     /// Memberships in other hosts' private groups that the hub created.
     grants: SessionGrants,
     /// The operator's list of who may be in which group.
@@ -314,8 +316,8 @@ impl HubRoster {
     /// The whole view for a host whose link just came up.
     pub fn reset_view(&mut self, host: &HostName) -> RosterDelta {
         let view = self.view_for(host);
-        let upserts = view.values().cloned().collect();
-        self.sent.insert(host.clone(), view);
+        self.sent.replace(host, &view);
+        let upserts = view.into_values().collect();
         RosterDelta {
             reset: true,
             upserts,
@@ -346,7 +348,7 @@ impl HubRoster {
     pub fn view_deltas(&mut self, change: &Change) -> Vec<(HostName, RosterDelta)> {
         let mut out = Vec::new();
         for host in &change.watchers {
-            if *host == change.origin || !self.sent.contains_key(host) {
+            if *host == change.origin || !self.sent.has(host) {
                 continue;
             }
             let now: Vec<(PeerId, Option<RosterPeer>)> = change
@@ -354,9 +356,6 @@ impl HubRoster {
                 .iter()
                 .map(|id| (id.clone(), self.seen_by(host, id)))
                 .collect();
-            let Some(sent) = self.sent.get_mut(host) else {
-                continue;
-            };
             let mut delta = RosterDelta {
                 reset: false,
                 upserts: Vec::new(),
@@ -364,12 +363,10 @@ impl HubRoster {
             };
             for (id, seen) in now {
                 match seen {
-                    Some(p) if sent.get(&id) != Some(&p) => {
-                        sent.insert(id, p.clone());
-                        delta.upserts.push(p);
-                    }
-                    None if sent.remove(&id).is_some() => delta.removed.push(id),
-                    _ => {}
+                    Some(p) if self.sent.tell(host, &p) => delta.upserts.push(p),
+                    Some(_) => {}
+                    None if self.sent.hide(host, &id) => delta.removed.push(id),
+                    None => {}
                 }
             }
             if !delta.upserts.is_empty() || !delta.removed.is_empty() {
@@ -387,19 +384,19 @@ impl HubRoster {
     /// The whole view of a linked host again, as a diff with what it was
     /// told.
     fn recompute(&mut self, host: &HostName) -> Option<RosterDelta> {
-        let before = self.sent.get(host)?;
+        let before = self.sent.told(host)?;
         let after = self.view_for(host);
-        let upserts: Vec<RosterPeer> = after
-            .iter()
-            .filter(|(id, p)| before.get(*id) != Some(*p))
-            .map(|(_, p)| p.clone())
-            .collect();
         let removed: Vec<PeerId> = before
-            .keys()
-            .filter(|id| !after.contains_key(*id))
-            .cloned()
+            .into_iter()
+            .filter(|id| !after.contains_key(id))
             .collect();
-        self.sent.insert(host.clone(), after);
+        let upserts: Vec<RosterPeer> = after
+            .into_values()
+            .filter(|p| self.sent.tell(host, p))
+            .collect();
+        for id in &removed {
+            self.sent.hide(host, id);
+        }
         (!upserts.is_empty() || !removed.is_empty()).then_some(RosterDelta {
             reset: false,
             upserts,

@@ -160,7 +160,7 @@ pub struct RosterDelta {
 }
 
 /// One peer in a roster exchange.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RosterPeer {
     /// The peer as its host keeps it.
     pub record: PeerRecord,
