@@ -127,12 +127,22 @@ impl PeerRecord {
 
     /// Whether the peer is in `group` (its private group included).
     pub fn is_member(&self, group: &GroupName) -> bool {
-        self.groups.contains(group) || *group == self.session_group()
+        self.groups.contains(group) || group.is_session_of(&self.id)
     }
 
-    /// Whether two peers share at least one group.
+    /// Whether two peers share at least one group: the same as asking
+    /// whether `other` is in one of `self`'s [`memberships`], without
+    /// building the private groups' names (the hub asks this for every
+    /// pair of peers a roster change touches).
+    ///
+    /// [`memberships`]: PeerRecord::memberships
     pub fn shares_group_with(&self, other: &PeerRecord) -> bool {
-        self.memberships().any(|g| other.is_member(&g))
+        self.id == other.id
+            || self
+                .groups
+                .iter()
+                .any(|g| other.groups.contains(g) || g.is_session_of(&other.id))
+            || other.groups.iter().any(|g| g.is_session_of(&self.id))
     }
 }
 
@@ -191,5 +201,39 @@ mod tests {
         b.groups.insert(a.session_group());
         assert!(a.shares_group_with(&b));
         assert!(b.shares_group_with(&a));
+    }
+
+    /// The allocation-free test agrees with its definition over every pair
+    /// of a set of peers with shared, private and granted memberships.
+    #[test]
+    fn sharing_a_group_agrees_with_the_memberships() {
+        let peer = |id: &str, groups: &[&str]| PeerRecord {
+            id: PeerId::parse(id).expect("id"),
+            kind: PeerKind::Mailbox,
+            product: None,
+            groups: groups
+                .iter()
+                .map(|g| GroupName::new(g).expect("group"))
+                .collect(),
+            joined_at: Timestamp(0),
+        };
+        let peers = [
+            peer("h/a", &["x"]),
+            peer("h/b", &["y"]),
+            peer("w/a", &["x", "session:h/b"]),
+            peer("w/c", &["session:h/ab"]),
+            peer("h/ab", &[]),
+            peer("w/d", &["session:w/d", "z"]),
+            peer("w/e", &["z", "session:hx/a"]),
+        ];
+        for a in &peers {
+            for b in &peers {
+                let defined = a.memberships().any(|g| b.memberships().any(|h| g == h));
+                assert_eq!(a.shares_group_with(b), defined, "{} and {}", a.id, b.id);
+                for g in b.memberships() {
+                    assert!(b.is_member(&g));
+                }
+            }
+        }
     }
 }

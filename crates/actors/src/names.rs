@@ -181,6 +181,14 @@ impl GroupName {
         Self(format!("{SESSION_PREFIX}{peer}"))
     }
 
+    /// Whether this is `peer`'s private group (without building its name).
+    pub fn is_session_of(&self, peer: &PeerId) -> bool {
+        self.0
+            .strip_prefix(SESSION_PREFIX)
+            .and_then(|rest| rest.split_once('/'))
+            .is_some_and(|(host, name)| host == peer.host.as_str() && name == peer.name.as_str())
+    }
+
     /// Whether this is a peer's private group.
     pub fn is_session(&self) -> bool {
         self.0.starts_with(SESSION_PREFIX)
