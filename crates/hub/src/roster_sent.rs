@@ -1,45 +1,51 @@
 //! What each linked host was last told it may see, kept small: per host a
-//! map from a shared peer id (one allocation per peer for the whole hub,
-//! not one per host that sees it) to a fingerprint of the peer as sent.
+//! map from a peer's number (each peer id is kept once for the whole hub,
+//! not once per host that sees it) to a fingerprint of the peer as sent,
+//! 12 bytes an entry.
 //! A changed fingerprint means the host must hear of the peer again. Pure
 //! bookkeeping; the roster decides what a host may see.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 
 use flotilla_actors::federation::RosterPeer;
 use flotilla_actors::names::{HostName, PeerId};
 
-/// A peer as sent, in 8 bytes (SipHash with fixed keys: stable within a
-/// run, which is all a comparison with what was sent needs).
-pub(crate) fn fingerprint(peer: &RosterPeer) -> u64 {
+/// A peer as sent: 64 bits of SipHash with fixed keys (stable within a
+/// run, which is all a comparison with what was sent needs), as two words
+/// so that an entry packs into 12 bytes.
+pub(crate) fn fingerprint(peer: &RosterPeer) -> [u32; 2] {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     peer.hash(&mut hasher);
-    hasher.finish()
+    let h = hasher.finish();
+    [(h >> 32) as u32, h as u32]
 }
 
 /// The views sent to linked hosts.
 #[derive(Debug, Default)]
 pub(crate) struct SentViews {
-    views: HashMap<HostName, HashMap<Arc<PeerId>, u64>>,
-    /// One shared id per peer that is in some view.
-    ids: HashMap<PeerId, Arc<PeerId>>,
+    views: HashMap<HostName, HashMap<u32, [u32; 2]>>,
+    /// The number of each peer that is or was in some view, and back.
+    numbers: HashMap<PeerId, u32>,
+    ids: Vec<PeerId>,
 }
 
 impl SentViews {
-    fn shared(&mut self, id: &PeerId) -> Arc<PeerId> {
-        self.ids
-            .entry(id.clone())
-            .or_insert_with(|| Arc::new(id.clone()))
-            .clone()
+    fn number(&mut self, id: &PeerId) -> u32 {
+        if let Some(n) = self.numbers.get(id) {
+            return *n;
+        }
+        let n = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
+        self.ids.push(id.clone());
+        self.numbers.insert(id.clone(), n);
+        n
     }
 
     /// `host` was sent `view` whole.
     pub(crate) fn replace(&mut self, host: &HostName, view: &BTreeMap<PeerId, RosterPeer>) {
         let told = view
             .iter()
-            .map(|(id, peer)| (self.shared(id), fingerprint(peer)))
+            .map(|(id, peer)| (self.number(id), fingerprint(peer)))
             .collect();
         self.views.insert(host.clone(), told);
     }
@@ -48,6 +54,7 @@ impl SentViews {
     pub(crate) fn remove(&mut self, host: &HostName) {
         self.views.remove(host);
         if self.views.is_empty() {
+            self.numbers.clear();
             self.ids.clear();
         }
     }
@@ -61,33 +68,28 @@ impl SentViews {
     /// told exactly that already.
     pub(crate) fn tell(&mut self, host: &HostName, peer: &RosterPeer) -> bool {
         let print = fingerprint(peer);
-        if self
-            .views
-            .get(host)
-            .and_then(|v| v.get(&peer.record.id))
-            .is_some_and(|p| *p == print)
-        {
-            return false;
-        }
-        let id = self.shared(&peer.record.id);
-        self.views
-            .entry(host.clone())
-            .or_default()
-            .insert(id, print);
-        true
+        let n = self.number(&peer.record.id);
+        let view = self.views.entry(host.clone()).or_default();
+        view.insert(n, print) != Some(print)
     }
 
     /// Records that `host` no longer sees `id`; `false` if it did not.
     pub(crate) fn hide(&mut self, host: &HostName, id: &PeerId) -> bool {
+        let Some(n) = self.numbers.get(id) else {
+            return false;
+        };
         self.views
             .get_mut(host)
-            .is_some_and(|v| v.remove(id).is_some())
+            .is_some_and(|v| v.remove(n).is_some())
     }
 
     /// The peers `host` was told of, if it is linked.
     pub(crate) fn told(&self, host: &HostName) -> Option<Vec<PeerId>> {
-        self.views
-            .get(host)
-            .map(|v| v.keys().map(|id| PeerId::clone(id)).collect())
+        let view = self.views.get(host)?;
+        Some(
+            view.keys()
+                .filter_map(|n| self.ids.get(*n as usize).cloned())
+                .collect(),
+        )
     }
 }
