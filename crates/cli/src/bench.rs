@@ -18,6 +18,9 @@ use flotilla_host::home::Home;
 use serde::Serialize;
 
 use crate::args::{BenchCommand, BenchLocalArgs};
+use crate::bench_pipelined::{
+    PIPELINED_SCALE, PIPELINED_WINDOW, Stages, pipelined, writer_counters,
+};
 use crate::commands::Env;
 use crate::exit::OK;
 use crate::output::{self, StdoutError, outln};
@@ -50,36 +53,6 @@ struct Throughput {
     per_sec: f64,
     /// Messages per second over bare redb commits per second.
     ratio_to_commit_rate: f64,
-}
-
-/// Where a message's time goes with one sender, one at a time: the
-/// store's writer measures how long it applies writes and commits them.
-#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
-struct Stages {
-    /// Wall time per message (1 / throughput).
-    per_message_us: f64,
-    /// Store commits per message (each holds every write waiting).
-    commits_per_message: f64,
-    /// Writes applied per message.
-    writes_per_message: f64,
-    /// Time per message applying writes in the store's writer.
-    apply_us: f64,
-    /// Time per message committing (pages and fsync).
-    sync_us: f64,
-    /// The rest: the socket both ways, JSON, the router, the hand-offs
-    /// between tasks and threads.
-    other_us: f64,
-}
-
-/// The store writer's counters from `host.status`.
-async fn writer_counters(admin: &mut ControlClient) -> Result<[u64; 4]> {
-    let m = admin.call(&HostStatusArgs {}).await?.messages;
-    Ok([
-        m.commits_since_start,
-        m.writes_since_start,
-        m.commit_apply_us,
-        m.commit_sync_us,
-    ])
 }
 
 /// The JSON Schema of `bench local --json` (`flotilla schemas`).
@@ -352,34 +325,6 @@ pub(crate) async fn timed_sends(
     }
     times.sort();
     Ok(times)
-}
-
-/// Requests in flight for the pipelined throughput run.
-const PIPELINED_WINDOW: usize = 256;
-/// The pipelined run sends this many times the other runs' messages (it
-/// is that much faster).
-const PIPELINED_SCALE: usize = 5;
-
-/// Messages per second from one sender on one connection in pipelined
-/// mode (`send --batch`), each acknowledged once on disk.
-pub(crate) async fn pipelined(home: &Home, total: usize, to: &str) -> Result<f64> {
-    let ops = (0..total)
-        .map(|i| send_args("s0", to, i))
-        .collect::<Result<Vec<_>>>()?;
-    let start = Instant::now();
-    let answers = flotilla_host::client::call_pipelined(
-        home,
-        &ops,
-        PIPELINED_WINDOW,
-        Duration::from_secs(30),
-        |_| {},
-    )
-    .await?;
-    let elapsed = start.elapsed();
-    if let Some(Err(e)) = answers.iter().find(|a| a.is_err()) {
-        anyhow::bail!("a pipelined send was refused: {e}");
-    }
-    Ok(total as f64 / elapsed.as_secs_f64())
 }
 
 /// Messages per second with `senders` concurrent connections.

@@ -6,6 +6,7 @@ mod args;
 mod bench;
 mod bench_federation;
 mod bench_lanes;
+mod bench_pipelined;
 mod commands;
 mod exit;
 mod hint;

@@ -216,7 +216,7 @@ async fn flood(first: &Home, second: &Home, sending: Sending, total: usize) -> R
     });
     match sending {
         Sending::Pipelined => {
-            crate::bench::pipelined(first, expected, "host2/b").await?;
+            crate::bench_pipelined::pipelined(first, expected, "host2/b").await?;
         }
         Sending::Senders(senders) => {
             let mut tasks = Vec::new();
