@@ -307,21 +307,6 @@ impl HubStore {
         Ok(out)
     }
 
-    /// `host` stored delivery `seq`: drops it from the queue and records a
-    /// receipt for the sender's host. `None` if it was not queued (a
-    /// repeated acknowledgement).
-    pub fn delivered(
-        &self,
-        host: &HostName,
-        seq: u64,
-        gone: &[PeerId],
-    ) -> Result<Option<DeliveryDone>, HubStoreError> {
-        let txn = self.lazy_write()?;
-        let done = delivered_in(&txn, host, seq, gone, self.now())?;
-        txn.commit()?;
-        Ok(done)
-    }
-
     /// Receipts owed to `host`, oldest first.
     pub fn receipts(&self, host: &HostName) -> Result<Vec<Receipt>, HubStoreError> {
         let txn = self.db.begin_read()?;
@@ -332,57 +317,6 @@ impl HubStore {
         }
         Ok(out)
     }
-
-    /// `host` has the receipts up to `seq`.
-    pub fn ack_receipts(&self, host: &HostName, seq: u64) -> Result<(), HubStoreError> {
-        let txn = self.lazy_write()?;
-        ack_receipts_in(&txn, host, seq)?;
-        txn.commit()?;
-        Ok(())
-    }
-}
-
-/// [`HubStore::delivered`] in `txn`.
-fn delivered_in(
-    txn: &WriteTransaction,
-    host: &HostName,
-    seq: u64,
-    gone: &[PeerId],
-    now: Timestamp,
-) -> Result<Option<DeliveryDone>, HubStoreError> {
-    let Some(queued) = take_queued(txn, host, seq, now)? else {
-        return Ok(None);
-    };
-    let sender = queued.message.from.host.clone();
-    let (got, lost): (Vec<PeerId>, Vec<PeerId>) =
-        queued.to.into_iter().partition(|p| !gone.contains(p));
-    let mut receipts = Vec::new();
-    if !got.is_empty() {
-        receipts.push((got, ReceiptState::Delivered));
-    }
-    if !lost.is_empty() {
-        let reason = "the peer left its host before the message arrived".to_owned();
-        receipts.push((lost, ReceiptState::Dropped { reason }));
-    }
-    let made = add_receipts(txn, &sender, &queued.message, receipts)?;
-    Ok(Some(DeliveryDone {
-        sender,
-        receipts: made,
-        bytes: queued.bytes,
-    }))
-}
-
-/// [`HubStore::ack_receipts`] in `txn`.
-fn ack_receipts_in(txn: &WriteTransaction, host: &HostName, seq: u64) -> Result<(), HubStoreError> {
-    let mut table = txn.open_table(RECEIPTS)?;
-    let keys: Vec<u64> = table
-        .range((host.as_str(), 0)..=(host.as_str(), seq))?
-        .map(|row| row.map(|(k, _)| k.value().1))
-        .collect::<Result<_, _>>()?;
-    for k in keys {
-        table.remove((host.as_str(), k))?;
-    }
-    Ok(())
 }
 
 fn next_seq(txn: &WriteTransaction) -> Result<u64, HubStoreError> {

@@ -1,20 +1,25 @@
-//! Queuing messages for their hosts: one forward's deliveries, or a group
-//! of forwards and delivery bookkeeping in one commit (one fsync for all of
-//! them, as the host's store groups its writes). A message already queued or handled
-//! for a host is not queued for it again. Must not decide routing or
-//! quotas (the core does, before it asks).
+//! The queues' writes: queuing messages for their hosts (one forward's
+//! deliveries, or a group of forwards and delivery bookkeeping in one
+//! commit: one fsync for all of them, as the host's store groups its
+//! writes), taking a delivery off its queue with its receipts, and
+//! dropping acknowledged receipts. A message already queued or handled for
+//! a host is not queued for it again. Must not decide routing or quotas
+//! (the core does, before it asks).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use flotilla_actors::codec;
-use flotilla_actors::federation::Deliver;
+use flotilla_actors::federation::{Deliver, ReceiptState};
 use flotilla_actors::model::{Message, Timestamp};
 use flotilla_actors::names::{HostName, PeerId};
 use redb::{ReadableTable, WriteTransaction};
 
 use super::size_of_message;
-use super::{BY_AGE, HubStore, HubStoreError, QUEUE, QUEUED_IDS, Queued, handled, next_seq};
+use super::{
+    BY_AGE, DeliveryDone, HubStore, HubStoreError, QUEUE, QUEUED_IDS, Queued, RECEIPTS,
+    add_receipts, handled, next_seq, take_queued,
+};
 
 /// One forward to queue: the message and its recipients by host.
 #[derive(Debug)]
@@ -102,10 +107,10 @@ impl HubStore {
                     QueueOpDone::Made(enqueue_in(&txn, &e.message, &e.by_host, e.now)?)
                 }
                 QueueOp::Delivered { host, seq, gone } => {
-                    QueueOpDone::Delivered(super::delivered_in(&txn, host, seq, gone, now)?)
+                    QueueOpDone::Delivered(delivered_in(&txn, host, seq, gone, now)?)
                 }
                 QueueOp::AckReceipts { host, seq } => {
-                    super::ack_receipts_in(&txn, host, seq)?;
+                    ack_receipts_in(&txn, host, seq)?;
                     QueueOpDone::Acked
                 }
             });
@@ -122,7 +127,30 @@ impl HubStore {
         Ok(done)
     }
 
-    /// Durable commits [`HubStore::enqueue_group`] has made.
+    /// `host` stored delivery `seq`: drops it from the queue and records a
+    /// receipt for the sender's host. `None` if it was not queued (a
+    /// repeated acknowledgement).
+    pub fn delivered(
+        &self,
+        host: &HostName,
+        seq: u64,
+        gone: &[PeerId],
+    ) -> Result<Option<DeliveryDone>, HubStoreError> {
+        let txn = self.lazy_write()?;
+        let done = delivered_in(&txn, host, seq, gone, self.now())?;
+        txn.commit()?;
+        Ok(done)
+    }
+
+    /// `host` has the receipts up to `seq`.
+    pub fn ack_receipts(&self, host: &HostName, seq: u64) -> Result<(), HubStoreError> {
+        let txn = self.lazy_write()?;
+        ack_receipts_in(&txn, host, seq)?;
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Durable commits [`HubStore::apply_group`] has made.
     pub fn queue_commits(&self) -> u64 {
         self.queue_commits.load(Ordering::Relaxed)
     }
@@ -162,4 +190,51 @@ fn enqueue_in(
         made.push((host.clone(), deliver));
     }
     Ok(made)
+}
+
+/// [`HubStore::delivered`] in `txn`.
+pub(super) fn delivered_in(
+    txn: &WriteTransaction,
+    host: &HostName,
+    seq: u64,
+    gone: &[PeerId],
+    now: Timestamp,
+) -> Result<Option<DeliveryDone>, HubStoreError> {
+    let Some(queued) = take_queued(txn, host, seq, now)? else {
+        return Ok(None);
+    };
+    let sender = queued.message.from.host.clone();
+    let (got, lost): (Vec<PeerId>, Vec<PeerId>) =
+        queued.to.into_iter().partition(|p| !gone.contains(p));
+    let mut receipts = Vec::new();
+    if !got.is_empty() {
+        receipts.push((got, ReceiptState::Delivered));
+    }
+    if !lost.is_empty() {
+        let reason = "the peer left its host before the message arrived".to_owned();
+        receipts.push((lost, ReceiptState::Dropped { reason }));
+    }
+    let made = add_receipts(txn, &sender, &queued.message, receipts)?;
+    Ok(Some(DeliveryDone {
+        sender,
+        receipts: made,
+        bytes: queued.bytes,
+    }))
+}
+
+/// [`HubStore::ack_receipts`] in `txn`.
+pub(super) fn ack_receipts_in(
+    txn: &WriteTransaction,
+    host: &HostName,
+    seq: u64,
+) -> Result<(), HubStoreError> {
+    let mut table = txn.open_table(RECEIPTS)?;
+    let keys: Vec<u64> = table
+        .range((host.as_str(), 0)..=(host.as_str(), seq))?
+        .map(|row| row.map(|(k, _)| k.value().1))
+        .collect::<Result<_, _>>()?;
+    for k in keys {
+        table.remove((host.as_str(), k))?;
+    }
+    Ok(())
 }
