@@ -219,3 +219,33 @@ fn the_hub_and_the_sending_daemon_killed_during_a_pipelined_stream_lose_and_repe
     );
     assert_all_once_in_order(&work, "b");
 }
+
+#[test]
+fn a_client_that_stops_sending_still_gets_its_answers() {
+    let mut home = TestHome::new();
+    home.spawn_daemon("h");
+    home.ok(&["peer", "join", "a", "-g", "t"]);
+    home.ok(&["peer", "join", "b", "-g", "t"]);
+    let mut stream = UnixStream::connect(home.socket_path()).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut lines = String::new();
+    for i in 0..50 {
+        let send = json!({"v": 1, "id": i, "op": "send", "pipeline": true,
+            "args": {"as": "a", "to": ["b"], "body": format!("h{i}")}});
+        lines.push_str(&format!("{send}\n"));
+    }
+    stream.write_all(lines.as_bytes()).expect("write");
+    stream
+        .shutdown(std::net::Shutdown::Write)
+        .expect("half-close");
+    let answers: Vec<Value> = BufReader::new(stream)
+        .lines()
+        .map(|l| serde_json::from_str(&l.expect("line")).expect("json"))
+        .collect();
+    // The connection ends as soon as the last answer is out (well before
+    // the read timeout, and before the 30 s grace for requests in flight).
+    assert_eq!(answers.len(), 50, "every request answered, then the end");
+    assert!(answers.iter().all(|a| a["ok"] == json!(true)));
+}

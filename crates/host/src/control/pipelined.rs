@@ -16,7 +16,8 @@
 //!
 //! A reader task reads and parses lines (so a line is never lost to a
 //! select); answers are written from this one task. When the client stops
-//! sending (end of stream), what is in flight is still answered.
+//! sending (end of stream), what is in flight is still answered for
+//! [`END_GRACE`], then dropped.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -37,6 +38,17 @@ use crate::context::HostContext;
 
 /// Requests of one connection in flight at once, at most.
 pub(crate) const MAX_IN_FLIGHT: usize = 1024;
+/// How long requests in flight are still answered after the client stopped
+/// sending; the rest are dropped (a dropped `lane.wait` result stays
+/// collectable, an unacknowledged `inbox.fetch` is fetched again).
+const END_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
 
 type Outcome = (Result<Value, ControlError>, Option<Handout>);
 type Running = Pin<Box<dyn Future<Output = Outcome> + Send>>;
@@ -60,6 +72,10 @@ pub(super) async fn serve(
     let mut flight = Flight::default();
     let mut next = Some(first);
     let mut reading = true;
+    // Set when the client stops sending: what is still in flight then has
+    // this long to be answered (a long poll of a client that hung up must
+    // not hold its task for its whole wait).
+    let mut ending = None;
     loop {
         if let Some((id, request)) = next.take() {
             if let Some(done) = flight.start(&ctx, &mut write, id, request).await
@@ -69,6 +85,9 @@ pub(super) async fn serve(
             }
             continue;
         }
+        if !reading && flight.len() == 0 {
+            break;
+        }
         tokio::select! {
             read = lines.recv(), if reading && flight.len() < MAX_IN_FLIGHT => match read {
                 Some(Ok(request)) => next = Some(request),
@@ -77,7 +96,10 @@ pub(super) async fn serve(
                         break;
                     }
                 }
-                None => reading = false,
+                None => {
+                    reading = false;
+                    ending = Some(tokio::time::Instant::now() + END_GRACE);
+                }
             },
             Some(done) = flight.messages.join_next(), if !flight.messages.is_empty() => {
                 let Ok(done) = done else { continue };
@@ -91,6 +113,7 @@ pub(super) async fn serve(
                     break;
                 }
             }
+            () = sleep_until(ending), if ending.is_some() => break,
             else => break,
         }
     }
