@@ -40,7 +40,7 @@ pub type Made = Vec<(HostName, Deliver)>;
 pub enum QueueOp<'a> {
     /// Queue a forward.
     Enqueue(&'a Enqueue),
-    /// `host` stored delivery `seq` ([`HubStore::delivered`]).
+    /// `host` stored delivery `seq`.
     Delivered {
         /// The host.
         host: &'a HostName,
@@ -49,7 +49,7 @@ pub enum QueueOp<'a> {
         /// Recipients no longer there.
         gone: &'a [PeerId],
     },
-    /// `host` has the receipts up to `seq` ([`HubStore::ack_receipts`]).
+    /// `host` has the receipts up to `seq`.
     AckReceipts {
         /// The host.
         host: &'a HostName,
@@ -70,20 +70,6 @@ pub enum QueueOpDone {
 }
 
 impl HubStore {
-    /// Queues `message` for each host of `by_host`, in one transaction.
-    /// Returns the deliveries made now (for hosts to push to), by host.
-    pub fn enqueue(
-        &self,
-        message: &Message,
-        by_host: &BTreeMap<HostName, Vec<PeerId>>,
-        now: Timestamp,
-    ) -> Result<Made, HubStoreError> {
-        let txn = self.db.begin_write()?;
-        let made = enqueue_in(&txn, message, by_host, now)?;
-        txn.commit()?;
-        Ok(made)
-    }
-
     /// Applies every op of `group` in one transaction, in order: what
     /// each did, or the one error that failed them all (nothing of the
     /// group is then stored). The commit is durable when the group queues
@@ -127,32 +113,52 @@ impl HubStore {
         Ok(done)
     }
 
-    /// `host` stored delivery `seq`: drops it from the queue and records a
-    /// receipt for the sender's host. `None` if it was not queued (a
-    /// repeated acknowledgement).
-    pub fn delivered(
+    /// Durable commits [`HubStore::apply_group`] has made.
+    pub fn queue_commits(&self) -> u64 {
+        self.queue_commits.load(Ordering::Relaxed)
+    }
+}
+
+/// One op at a time, for the store's tests: each a group of one, through
+/// the same [`HubStore::apply_group`] the queue writer uses.
+#[cfg(test)]
+impl HubStore {
+    /// Queues `message` for each host of `by_host`; the deliveries made.
+    pub(crate) fn enqueue(
+        &self,
+        message: &Message,
+        by_host: &BTreeMap<HostName, Vec<PeerId>>,
+        now: Timestamp,
+    ) -> Result<Made, HubStoreError> {
+        let e = Enqueue {
+            message: message.clone(),
+            by_host: by_host.clone(),
+            now,
+        };
+        match self.apply_group([QueueOp::Enqueue(&e)], |_| {})?.pop() {
+            Some(QueueOpDone::Made(made)) => Ok(made),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// `host` stored delivery `seq` (`None`: it was not queued).
+    pub(crate) fn delivered(
         &self,
         host: &HostName,
         seq: u64,
         gone: &[PeerId],
     ) -> Result<Option<DeliveryDone>, HubStoreError> {
-        let txn = self.lazy_write()?;
-        let done = delivered_in(&txn, host, seq, gone, self.now())?;
-        txn.commit()?;
-        Ok(done)
+        let op = QueueOp::Delivered { host, seq, gone };
+        match self.apply_group([op], |_| {})?.pop() {
+            Some(QueueOpDone::Delivered(done)) => Ok(done),
+            _ => Ok(None),
+        }
     }
 
     /// `host` has the receipts up to `seq`.
-    pub fn ack_receipts(&self, host: &HostName, seq: u64) -> Result<(), HubStoreError> {
-        let txn = self.lazy_write()?;
-        ack_receipts_in(&txn, host, seq)?;
-        txn.commit()?;
+    pub(crate) fn ack_receipts(&self, host: &HostName, seq: u64) -> Result<(), HubStoreError> {
+        self.apply_group([QueueOp::AckReceipts { host, seq }], |_| {})?;
         Ok(())
-    }
-
-    /// Durable commits [`HubStore::apply_group`] has made.
-    pub fn queue_commits(&self) -> u64 {
-        self.queue_commits.load(Ordering::Relaxed)
     }
 }
 
@@ -192,7 +198,9 @@ fn enqueue_in(
     Ok(made)
 }
 
-/// [`HubStore::delivered`] in `txn`.
+/// Takes delivery `seq` off `host`'s queue and records the receipts for
+/// the sender's host; `None` if it was not queued (a repeated
+/// acknowledgement).
 pub(super) fn delivered_in(
     txn: &WriteTransaction,
     host: &HostName,
@@ -222,7 +230,7 @@ pub(super) fn delivered_in(
     }))
 }
 
-/// [`HubStore::ack_receipts`] in `txn`.
+/// Drops the receipts owed to `host` up to `seq`.
 pub(super) fn ack_receipts_in(
     txn: &WriteTransaction,
     host: &HostName,

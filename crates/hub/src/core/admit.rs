@@ -1,8 +1,8 @@
 //! Admitting a forward in the hub's core: the roster's rules, then the
-//! repeat check (a message queued or handled already for a host is answered
-//! `queued` again and not queued twice), then the quota of each host it is
-//! new for, then the queue writer. A repeat is checked before the quota, so
-//! a forward repeated while its host's queue is full is not refused
+//! quota of each host it is for, then the queue writer (which queues a
+//! message once per host however often it comes). When a queue is at its
+//! limit the repeat check comes first, so a forward repeated while its
+//! host's queue is full is answered `queued` rather than refused
 //! `quota_exceeded` for a message the hub holds. The queue writer commits
 //! groups of forwards durably on its own thread while the core goes on
 //! (the quota counts a forward from the moment it is handed over); the
@@ -24,22 +24,18 @@ impl CoreState {
     /// Takes a forward from `host` on link `link_id`: handed to the queue
     /// writer (answered when it is on disk), or refused now with why.
     pub(super) fn on_forward(&mut self, host: &HostName, link_id: u64, forward: Forward) {
+        let (id, from) = (forward.message.id.clone(), forward.message.from.clone());
         let admitted = self
             .holds
             .check(host, &forward.message)
-            .and_then(|lifts_hold| self.admit(host, link_id, forward.clone(), lifts_hold));
+            .and_then(|lifts_hold| self.admit(host, link_id, forward, lifts_hold));
         match admitted {
             Ok(true) => {}
-            Ok(false) => self.answer(host, forward.message.id, ForwardOutcome::Queued),
+            Ok(false) => self.answer(host, id, ForwardOutcome::Queued),
             Err((code, reason)) => {
-                let m = &forward.message;
-                tracing::info!(%host, id = %m.id, ?code, "forward refused: {reason}");
-                self.holds.refused(host, &m.from, &m.id, code);
-                self.answer(
-                    host,
-                    forward.message.id,
-                    ForwardOutcome::Refused { code, reason },
-                );
+                tracing::info!(%host, %id, ?code, "forward refused: {reason}");
+                self.holds.refused(host, &from, &id, code);
+                self.answer(host, id, ForwardOutcome::Refused { code, reason });
             }
         }
     }
@@ -137,7 +133,7 @@ impl CoreState {
 
 /// Counts (`add`) or stops counting a message of `size` bytes against the
 /// queues of `targets`.
-fn reserve<'a>(
+pub(super) fn reserve<'a>(
     depths: &mut std::collections::HashMap<HostName, Depth>,
     targets: impl Iterator<Item = &'a HostName>,
     size: u64,

@@ -34,10 +34,7 @@ impl CoreState {
     /// the sender's host.
     pub(super) fn on_taken(&mut self, host: &HostName, done: Option<DeliveryDone>) {
         if let Some(done) = done {
-            if let Some(depth) = self.depths.get_mut(host) {
-                depth.messages = depth.messages.saturating_sub(1);
-                depth.bytes = depth.bytes.saturating_sub(done.bytes);
-            }
+            super::admit::reserve(&mut self.depths, std::iter::once(host), done.bytes, false);
             self.send_receipts(&done.sender, done.receipts);
         }
         self.refresh_depth(host);

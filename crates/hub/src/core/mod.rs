@@ -438,10 +438,7 @@ impl CoreState {
                     self.send(&sender, Frame::Receipt(receipt));
                 }
                 for (host, bytes) in expired.freed {
-                    if let Some(depth) = self.depths.get_mut(&host) {
-                        depth.messages = depth.messages.saturating_sub(1);
-                        depth.bytes = depth.bytes.saturating_sub(bytes);
-                    }
+                    admit::reserve(&mut self.depths, std::iter::once(&host), bytes, false);
                     self.refresh_depth(&host);
                 }
             }
