@@ -88,9 +88,10 @@ pub enum WriterDone {
 pub struct QueueDone {
     /// The work, as handed over.
     pub work: Box<QueueWork>,
-    /// The deliveries it made (none for hosts it was queued for already),
-    /// or why it was not queued.
-    pub outcome: Result<crate::store::Made, String>,
+    /// The hosts it was queued for now (none that had it already; its
+    /// deliveries went out in [`WriterDone::Staged`]), or why it was not
+    /// queued.
+    pub outcome: Result<Vec<HostName>, String>,
 }
 
 /// Senders whose forward failed, by link, with the failed message: their
@@ -195,15 +196,17 @@ fn commit_group(
             },
             WriterWork::AckReceipts { host, seq } => QueueOp::AckReceipts { host, seq: *seq },
         });
-    let stage = |ops: &[QueueOpDone]| {
-        let staged: Vec<_> = ops
-            .iter()
-            .filter_map(|op| match op {
-                QueueOpDone::Made(made) => Some(made.iter().cloned()),
-                _ => None,
-            })
-            .flatten()
-            .collect();
+    // The deliveries move out to be pushed before the commit; each
+    // forward's outcome keeps only the hosts they are for.
+    let mut queued_for: Vec<Vec<HostName>> = Vec::new();
+    let stage = |ops: &mut [QueueOpDone]| {
+        let mut staged = Vec::new();
+        for op in ops.iter_mut() {
+            if let QueueOpDone::Made(made) = op {
+                queued_for.push(made.iter().map(|(h, _)| h.clone()).collect());
+                staged.append(made);
+            }
+        }
         if !staged.is_empty() {
             done(vec![WriterDone::Staged(staged)]);
         }
@@ -217,6 +220,7 @@ fn commit_group(
             ))
         }
     };
+    let mut queued_for = queued_for.into_iter();
     let mut out = Vec::with_capacity(group.len());
     for (work, held) in group.into_iter().zip(held) {
         let result = match (held, &mut applied) {
@@ -227,7 +231,7 @@ fn commit_group(
         match work {
             WriterWork::Forward(work) => {
                 let outcome = match result {
-                    Ok(QueueOpDone::Made(made)) => Ok(made),
+                    Ok(QueueOpDone::Made(_)) => Ok(queued_for.next().unwrap_or_default()),
                     Ok(_) => Err("a forward was answered as another write".to_owned()),
                     Err(why) => {
                         poisoned.failed(&work);

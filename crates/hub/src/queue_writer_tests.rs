@@ -66,16 +66,24 @@ fn forwards_are_queued_in_order_and_share_commits() {
     let dir = tempfile::tempdir().expect("dir");
     let store = Arc::new(HubStore::open(&dir.path().join("hub.redb")).expect("store"));
     let (tx, rx) = mpsc::channel();
-    let staged = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counted = staged.clone();
+    // The deliveries handed out before each commit, as (message, seq).
+    let staged = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = staged.clone();
     let writer = QueueWriter::start(store.clone(), move |group| {
         for done in group {
             match done {
                 WriterDone::Staged(d) => {
-                    counted.fetch_add(d.len(), std::sync::atomic::Ordering::SeqCst);
+                    let mut seen = seen.lock().expect("staged");
+                    seen.extend(d.into_iter().map(|(_, d)| (d.message.id, d.seq)));
                 }
                 done => {
-                    let _ = tx.send(done);
+                    let id = match &done {
+                        WriterDone::Forward(f) => Some(f.work.enqueue.message.id.clone()),
+                        _ => None,
+                    };
+                    let seen = seen.lock().expect("staged");
+                    let staged_first = id.is_some_and(|id| seen.iter().any(|(s, _)| *s == id));
+                    let _ = tx.send((done, staged_first));
                 }
             }
         }
@@ -88,31 +96,34 @@ fn forwards_are_queued_in_order_and_share_commits() {
     }
     let repeat = WriterWork::Forward(Box::new(work(1, "m0", "laptop/a", false)));
     writer.submit(repeat).expect("repeat");
-    let mut seqs = Vec::new();
     for i in 0..=count {
-        let done = rx.recv_timeout(Duration::from_secs(30)).expect("outcome");
+        let (done, staged_first) = rx.recv_timeout(Duration::from_secs(30)).expect("outcome");
         let WriterDone::Forward(done) = done else {
             panic!("a forward's outcome: {done:?}")
         };
-        let made = done.outcome.expect("queued");
+        let queued_for = done.outcome.expect("queued");
         if i == count {
             assert_eq!(done.work.enqueue.message.id.as_str(), "m0");
-            assert!(made.is_empty(), "a repeat is not queued again: {made:?}");
+            assert!(
+                queued_for.is_empty(),
+                "a repeat is not queued again: {queued_for:?}"
+            );
         } else {
             assert_eq!(done.work.enqueue.message.id.as_str(), format!("m{i}"));
-            assert_eq!(made.len(), 1);
-            seqs.push(made[0].1.seq);
+            assert_eq!(queued_for, [HostName::new("work").expect("host")]);
+            assert!(staged_first, "m{i} went out before its commit's outcome");
         }
     }
+    // Each new delivery was handed out once, in the order of the forwards.
+    let staged = staged.lock().expect("staged").clone();
+    let ids: Vec<String> = staged.iter().map(|(id, _)| id.to_string()).collect();
+    let sent: Vec<String> = (0..count).map(|i| format!("m{i}")).collect();
+    assert_eq!(ids, sent);
+    let seqs: Vec<u64> = staged.iter().map(|(_, seq)| *seq).collect();
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "in order: {seqs:?}");
     let host = HostName::new("work").expect("host");
     let queued = store.queued(&host, 0, 1000).expect("queued");
     assert_eq!(queued.len(), count);
-    let staged = staged.load(std::sync::atomic::Ordering::SeqCst);
-    assert_eq!(
-        staged, count,
-        "each new delivery is handed out before its commit"
-    );
     let commits = store.queue_commits();
     assert!(
         commits < count as u64,
@@ -125,7 +136,7 @@ fn forwards_are_queued_in_order_and_share_commits() {
         gone: Vec::new(),
     };
     writer.submit(delivered).expect("delivered");
-    let done = rx.recv_timeout(Duration::from_secs(30)).expect("outcome");
+    let (done, _) = rx.recv_timeout(Duration::from_secs(30)).expect("outcome");
     let WriterDone::Delivered {
         host: h,
         done: Some(taken),

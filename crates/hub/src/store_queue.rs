@@ -75,12 +75,13 @@ impl HubStore {
     /// group is then stored). The commit is durable when the group queues
     /// a message; bookkeeping alone rides on the next durable commit (see
     /// the store's doc).
-    /// `before_commit` sees what the group did before the commit starts
-    /// (the queue writer hands new deliveries out while the disk works).
+    /// `before_commit` gets what the group did before the commit starts,
+    /// and may take it (the queue writer hands new deliveries out while the
+    /// disk works).
     pub fn apply_group<'a>(
         &self,
         group: impl IntoIterator<Item = QueueOp<'a>>,
-        before_commit: impl FnOnce(&[QueueOpDone]),
+        before_commit: impl FnOnce(&mut [QueueOpDone]),
     ) -> Result<Vec<QueueOpDone>, HubStoreError> {
         let mut txn = self.db.begin_write()?;
         let mut durable = false;
@@ -105,7 +106,7 @@ impl HubStore {
             txn.set_durability(redb::Durability::None)
                 .map_err(|e| HubStoreError::Db(Box::new(e.into())))?;
         }
-        before_commit(&done);
+        before_commit(&mut done);
         txn.commit()?;
         if durable {
             self.queue_commits.fetch_add(1, Ordering::Relaxed);

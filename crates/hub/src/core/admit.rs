@@ -107,11 +107,11 @@ impl CoreState {
             .is_some_and(|l| l.id == work.link_id);
         let mut targets = Vec::new();
         let outcome = match outcome {
-            Ok(made) => {
-                let new = |t: &&HostName| !made.iter().any(|(h, _)| h == *t);
-                let repeats: Vec<_> = work.enqueue.by_host.keys().filter(new).collect();
+            Ok(queued_for) => {
+                let repeat = |t: &&HostName| !queued_for.contains(*t);
+                let repeats: Vec<_> = work.enqueue.by_host.keys().filter(repeat).collect();
                 reserve(&mut self.depths, repeats.into_iter(), size, false);
-                targets.extend(made.into_iter().map(|(target, _)| target));
+                targets = queued_for;
                 ForwardOutcome::Queued
             }
             Err(reason) => {
