@@ -33,24 +33,90 @@ impl Store {
         Ok(out)
     }
 
-    /// Replaces the saved remote peers with `peers`. The commit does not
-    /// wait for the disk: it becomes durable with the next durable commit
-    /// (losing it only means the peers are learned again from the hub).
-    pub fn save_remote_roster(
+    /// Applies one announcement of the hub to the saved remote peers:
+    /// with `reset` they are replaced, else `upserts` are added or changed
+    /// and `removed` dropped. The commit does not wait for the disk: it
+    /// becomes durable with the next durable commit (losing it only means
+    /// the peers are learned again from the hub).
+    pub fn save_remote_changes<'a>(
         &self,
-        peers: &BTreeMap<PeerId, RosterPeer>,
+        reset: bool,
+        upserts: impl IntoIterator<Item = &'a RosterPeer>,
+        removed: &[PeerId],
     ) -> Result<(), StoreError> {
         let db = self.db()?;
         let mut txn = db.begin_write()?;
         txn.set_durability(redb::Durability::None)?;
         {
             let mut table = txn.open_table(REMOTE_ROSTER)?;
-            table.retain(|_, _| false)?;
-            for (id, peer) in peers {
-                table.insert(id.to_string().as_str(), codec::encode(peer)?.as_slice())?;
+            if reset {
+                table.retain(|_, _| false)?;
+            }
+            for id in removed {
+                table.remove(id.to_string().as_str())?;
+            }
+            for peer in upserts {
+                let id = peer.record.id.to_string();
+                table.insert(id.as_str(), codec::encode(peer)?.as_slice())?;
             }
         }
         txn.commit()?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::model::{PeerKind, PeerRecord, Timestamp};
+
+    fn peer(id: &str, online: bool) -> RosterPeer {
+        RosterPeer {
+            record: PeerRecord {
+                id: PeerId::parse(id).expect("id"),
+                kind: PeerKind::Mailbox,
+                product: None,
+                groups: BTreeSet::new(),
+                joined_at: Timestamp(0),
+            },
+            online,
+        }
+    }
+
+    /// What the hub announced comes back after the store is opened again:
+    /// a reset replaces, upserts change, removals drop.
+    #[test]
+    fn announced_peers_come_back_after_a_reopen() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("store.redb");
+        let store = Store::open(&path).expect("store");
+        let (a, b, c) = (peer("w/a", true), peer("w/b", true), peer("m/c", true));
+        store
+            .save_remote_changes(true, [&a, &b], &[])
+            .expect("reset");
+        let b_off = peer("w/b", false);
+        store
+            .save_remote_changes(false, [&b_off, &c], std::slice::from_ref(&a.record.id))
+            .expect("delta");
+        drop(store);
+        let store = Store::open(&path).expect("reopen");
+        let kept = store.remote_roster().expect("read");
+        assert_eq!(
+            kept.values().cloned().collect::<Vec<_>>(),
+            [c.clone(), b_off]
+        );
+        store
+            .save_remote_changes(true, [&a], &[])
+            .expect("reset again");
+        assert_eq!(
+            store
+                .remote_roster()
+                .expect("read")
+                .into_values()
+                .collect::<Vec<_>>(),
+            [a]
+        );
     }
 }

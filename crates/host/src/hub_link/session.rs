@@ -293,27 +293,11 @@ impl Link<'_> {
             }
             Frame::Ping { nonce } => self.write(Frame::Pong { nonce }).await?,
             Frame::RosterDelta(delta) => {
-                let (gone, now) = match self.ctx.remote.write() {
-                    Ok(mut remote) => {
-                        let gone = apply_remote(&self.ctx.host, &mut remote, delta);
-                        (gone, remote.clone())
-                    }
-                    Err(_) => (Vec::new(), Default::default()),
+                keep_for_restart(self.ctx, &delta);
+                let gone = match self.ctx.remote.write() {
+                    Ok(mut remote) => apply_remote(&self.ctx.host, &mut remote, delta),
+                    Err(_) => Vec::new(),
                 };
-                // Kept for a restart (rare, small, not waiting for the
-                // disk); in the loop, so saves keep the deltas' order.
-                let store = &self.ctx.store;
-                let save = || store.save_remote_roster(&now);
-                let multi = tokio::runtime::Handle::current().runtime_flavor()
-                    == tokio::runtime::RuntimeFlavor::MultiThread;
-                let saved = if multi {
-                    tokio::task::block_in_place(save)
-                } else {
-                    save()
-                };
-                if let Err(e) = saved {
-                    tracing::warn!("cannot save the remote peers: {e}");
-                }
                 // A lane placed from another host follows its owner as a
                 // local one does (a non-persistent lane is archived).
                 if let Some(lanes) = self.ctx.children.lanes() {
@@ -399,5 +383,30 @@ impl Link<'_> {
             ),
         }
         Ok(())
+    }
+}
+
+/// Saves the hub's announcement of remote peers for a restart (small, not
+/// waiting for the disk; here in the link's loop, so saves keep the
+/// announcements' order). This host's own peers are not kept, as
+/// [`apply_remote`] does not take them.
+fn keep_for_restart(ctx: &HostContext, delta: &flotilla_actors::federation::RosterDelta) {
+    let upserts = delta
+        .upserts
+        .iter()
+        .filter(|p| p.record.id.host != ctx.host);
+    let save = || {
+        ctx.store
+            .save_remote_changes(delta.reset, upserts, &delta.removed)
+    };
+    let multi = tokio::runtime::Handle::current().runtime_flavor()
+        == tokio::runtime::RuntimeFlavor::MultiThread;
+    let saved = if multi {
+        tokio::task::block_in_place(save)
+    } else {
+        save()
+    };
+    if let Err(e) = saved {
+        tracing::warn!("cannot save the remote peers: {e}");
     }
 }
