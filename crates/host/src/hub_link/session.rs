@@ -131,6 +131,12 @@ pub(super) async fn run(
             None
         }
         Ok(Some(reason)) | Err(reason) => {
+            // A stream's error says only "connection lost"; the connection
+            // knows why (a stateless reset, the hub's close, a timeout).
+            let reason = match connection.close_reason() {
+                Some(why) => format!("the hub link was closed: {why}"),
+                None => reason,
+            };
             connection.close(
                 flotilla_hub::transport::close::NORMAL.into(),
                 b"link failed",
