@@ -8,6 +8,7 @@
 pub mod codec;
 pub mod directory;
 pub mod federation;
+pub mod fleet;
 #[cfg(test)]
 mod fuzz_tests;
 #[cfg(any(test, feature = "test-support"))]

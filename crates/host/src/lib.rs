@@ -9,6 +9,7 @@ pub mod control;
 mod crash_point;
 pub mod daemon;
 pub mod enrollment;
+pub mod fleet;
 mod frame_fit;
 pub mod home;
 pub mod hub_link;

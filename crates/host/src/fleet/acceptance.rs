@@ -1,0 +1,161 @@
+//! Gathers the facts of a step's acceptance: what is at each declared
+//! artifact's path (never following a path out of the fleet's directory)
+//! and what each of the author's checks does when run by the daemon, with
+//! the fleet's timeout, in its own process group (killed whole at the
+//! timeout). Judging the facts is `flotilla_actors::fleet::judge`'s job.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use flotilla_actors::fleet::acceptance::tail;
+use flotilla_actors::fleet::{ArtifactSeen, CheckRan, Task, Verdict, judge};
+use rustix::process::Signal;
+use tokio::io::AsyncReadExt;
+
+use crate::lanes::process::signal_group;
+
+/// The largest artifact read; a bigger one is unreadable, not truncated.
+pub const MAX_ARTIFACT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Output of a check kept while it runs (its tail is what counts).
+const KEPT_OUTPUT: usize = 64 * 1024;
+
+/// Reads every artifact of `task` and runs its checks in `dir`, then
+/// judges the step.
+pub async fn accept(dir: &Path, task: &Task, timeout: Duration) -> Verdict {
+    let seen: Vec<ArtifactSeen> = task
+        .artifacts
+        .iter()
+        .map(|a| look_at(dir, &a.path))
+        .collect();
+    let mut ran = Vec::with_capacity(task.checks.len());
+    for check in &task.checks {
+        ran.push(run_check(dir, &check.run, &check.cwd, timeout).await);
+    }
+    judge(task, &seen, &ran)
+}
+
+/// `rel` inside `dir`, resolved; an error says why it is not usable.
+fn resolve(dir: &Path, rel: &str) -> Result<PathBuf, String> {
+    let root = dir.canonicalize().map_err(|e| {
+        format!(
+            "the fleet's directory {} cannot be read: {e}",
+            dir.display()
+        )
+    })?;
+    let path = root.join(rel);
+    let real = path.canonicalize().map_err(|e| e.to_string())?;
+    if !real.starts_with(&root) {
+        return Err(format!(
+            "it leads out of the fleet's directory (to {})",
+            real.display()
+        ));
+    }
+    Ok(real)
+}
+
+/// What is at `rel` in `dir`.
+pub fn look_at(dir: &Path, rel: &str) -> ArtifactSeen {
+    let unresolved = dir.join(rel);
+    if std::fs::symlink_metadata(&unresolved).is_err() {
+        return ArtifactSeen::Missing;
+    }
+    let real = match resolve(dir, rel) {
+        Ok(real) => real,
+        Err(why) => return ArtifactSeen::Unreadable(why),
+    };
+    let meta = match std::fs::metadata(&real) {
+        Ok(meta) => meta,
+        Err(e) => return ArtifactSeen::Unreadable(e.to_string()),
+    };
+    if !meta.is_file() {
+        return ArtifactSeen::Unreadable("it is not a regular file".to_owned());
+    }
+    if meta.len() > MAX_ARTIFACT_BYTES {
+        return ArtifactSeen::Unreadable(format!(
+            "it holds {} bytes; at most {MAX_ARTIFACT_BYTES} are read",
+            meta.len()
+        ));
+    }
+    match std::fs::read(&real).map(String::from_utf8) {
+        Ok(Ok(text)) => ArtifactSeen::Text(text),
+        Ok(Err(_)) => ArtifactSeen::Unreadable("it is not UTF-8 text".to_owned()),
+        Err(e) => ArtifactSeen::Unreadable(e.to_string()),
+    }
+}
+
+/// Runs one check with `sh -c` in `cwd` (inside `dir`), stdout and
+/// stderr interleaved, killed with its whole process group at `timeout`.
+pub async fn run_check(dir: &Path, run: &str, cwd: &str, timeout: Duration) -> CheckRan {
+    let refused = |why: String| CheckRan {
+        run: run.to_owned(),
+        exit: None,
+        timed_out: false,
+        tail: why,
+    };
+    let cwd = match resolve(dir, cwd) {
+        Ok(cwd) if cwd.is_dir() => cwd,
+        Ok(_) => return refused(format!("its cwd {cwd:?} is not a directory")),
+        Err(why) => return refused(format!("its cwd {cwd:?} cannot be used: {why}")),
+    };
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(format!("exec 2>&1\n{run}"))
+        .current_dir(&cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => return refused(format!("sh could not start: {e}")),
+    };
+    let pid = child.id();
+    let mut output = child.stdout.take();
+    let mut kept = Vec::new();
+    let finished = tokio::time::timeout(timeout, async {
+        if let Some(out) = output.as_mut() {
+            keep_tail(out, &mut kept).await;
+        }
+        child.wait().await
+    })
+    .await;
+    let (exit, timed_out) = match finished {
+        Ok(Ok(status)) => (status.code(), false),
+        Ok(Err(_)) => (None, false),
+        Err(_) => {
+            if let Some(pid) = pid {
+                signal_group(pid, Signal::KILL);
+            }
+            let _ = child.wait().await;
+            (None, true)
+        }
+    };
+    CheckRan {
+        run: run.to_owned(),
+        exit,
+        timed_out,
+        tail: tail(&String::from_utf8_lossy(&kept)),
+    }
+}
+
+/// Reads `out` to its end, keeping the last [`KEPT_OUTPUT`] bytes.
+async fn keep_tail(out: &mut tokio::process::ChildStdout, kept: &mut Vec<u8>) {
+    let mut buf = [0u8; 8192];
+    while let Ok(n) = out.read(&mut buf).await {
+        if n == 0 {
+            return;
+        }
+        kept.extend_from_slice(&buf[..n]);
+        if kept.len() > 2 * KEPT_OUTPUT {
+            kept.drain(..kept.len() - KEPT_OUTPUT);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;
