@@ -18,6 +18,7 @@ mod enroll;
 mod federation;
 mod federation_message_path;
 mod federation_rules;
+mod fleet;
 mod home_state;
 mod hub;
 mod hub_groups;

@@ -170,6 +170,15 @@ fn daemon_shapes(s: &mut ShippedSchemas, home: &TestHome) {
     assert!(lines >= 3, "lane events printed {lines} line(s)");
     s.run(home, &["lane", "list", "--all"]);
     s.run(home, &["lane", "doctor"]);
+    let task = home.path().join("task.json");
+    std::fs::write(
+        &task,
+        r#"{"goal": "g", "artifacts": [{"path": "config.toml"}]}"#,
+    )
+    .expect("task");
+    let task = task.display().to_string();
+    let dir = home.path().display().to_string();
+    s.run(home, &["fleet", "check", &task, "-C", &dir]);
     s.run(home, &["roster"]);
     s.run(home, &["lane", "rm", "done"]);
     s.run(home, &["lane", "archive", "later"]);

@@ -9,6 +9,7 @@
 //! client do).
 
 mod error;
+mod fleet;
 mod lanes;
 mod lines;
 mod ops;
@@ -17,6 +18,7 @@ mod remote;
 mod status;
 
 pub use error::{ControlError, ErrorCode};
+pub use fleet::*;
 pub use lanes::*;
 pub use lines::{LineBudget, LineError, read_line, read_line_within};
 pub use ops::*;

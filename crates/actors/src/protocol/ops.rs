@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::fleet::*;
 use super::lanes::*;
 use super::outbox::*;
 use super::remote::*;
@@ -118,6 +119,8 @@ ops! {
     LaneDoctor(LaneDoctorArgs) = "lane.doctor" -> LaneDoctorReply;
     /// A lane op on another host, through the hub.
     RemoteCall(RemoteCallArgs) = "remote.call" -> Value;
+    /// Judge a fleet task's definition of done in a directory now.
+    FleetCheck(FleetCheckArgs) = "fleet.check" -> FleetCheckReply;
 }
 
 /// An empty argument list or reply.

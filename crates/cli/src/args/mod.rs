@@ -10,12 +10,14 @@ use flotilla_actors::lane::{CliKind, Permissions};
 mod bench;
 mod choices;
 mod duration;
+mod fleet;
 mod hub;
 mod lane;
 mod mail;
 
 pub(crate) use bench::*;
 pub(crate) use choices::INTEGRATED_CLIS;
+pub(crate) use fleet::*;
 pub(crate) use hub::*;
 pub(crate) use lane::*;
 pub(crate) use mail::*;
@@ -107,6 +109,9 @@ For scripts: flotilla roster --json")]
     Outbox(OutboxCliArgs),
     /// Lanes: supervised worker sessions of agent CLIs and plain commands.
     Lane(Box<LaneCli>),
+    /// Fleets: a task's definition of done, judged by the daemon.
+    #[command(subcommand)]
+    Fleet(FleetCommand),
     /// The hub: make its CA and certificate, run it.
     #[command(subcommand)]
     Hub(HubCommand),

@@ -9,6 +9,7 @@ mod daemon_settings;
 mod discover;
 mod doctor;
 mod enroll;
+mod fleet;
 mod hook;
 mod hub;
 mod integrations;
@@ -98,6 +99,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Logs(a) => logs::run(&env, a).await,
         Command::Config(c) => config::run(&env, c),
         Command::Lane(c) => lanes::run(&env, *c).await,
+        Command::Fleet(c) => fleet::run(&env, c).await,
         Command::Bench(c) => crate::bench::run(&env, c).await,
         Command::Mcp(a) => crate::mcp::run(env, a).await,
         Command::Hook(c) => hook::run(&env, c).await,

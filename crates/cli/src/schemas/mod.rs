@@ -17,9 +17,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use flotilla_actors::lane::events::LaneEvent;
 use flotilla_actors::protocol::{
-    HostStatusReply, InboxReply, LaneDoctorReply, LaneListReply, LanePruneReply, LaneRemoveReply,
-    LaneStartReply, LaneView, OutboxReply, PeerLeaveReply, PeerView, PeersReply, RosterReply,
-    SendReply,
+    FleetCheckReply, HostStatusReply, InboxReply, LaneDoctorReply, LaneListReply, LanePruneReply,
+    LaneRemoveReply, LaneStartReply, LaneView, OutboxReply, PeerLeaveReply, PeerView, PeersReply,
+    RosterReply, SendReply,
 };
 use flotilla_hub::view::HubRosterReply;
 use schemars::generate::SchemaSettings;
@@ -74,6 +74,7 @@ pub(crate) fn catalog() -> Vec<Shape> {
         ("flotilla.lane-doctor.v1", derived::<LaneDoctorReply>()),
         ("flotilla.lane-remove.v1", derived::<LaneRemoveReply>()),
         ("flotilla.lane-prune.v1", derived::<LanePruneReply>()),
+        ("flotilla.fleet-check.v1", derived::<FleetCheckReply>()),
         ("flotilla.hub-roster.v1", derived::<HubRosterReply>()),
         ("flotilla.bench.local.v1", crate::bench::local_schema()),
         (

@@ -146,6 +146,7 @@ pub(crate) async fn dispatch(
         Request::LaneList(a) => ok(lanes::list(ctx, a.all).await?),
         Request::LaneEvents(a) => lanes::events(ctx, a).await.map(|r| reply_value(&r)),
         Request::LaneDoctor(a) => ok(crate::lanes::doctor::run(&ctx.config, a.cli).await),
+        Request::FleetCheck(a) => ok(crate::fleet::acceptance::check(a).await?),
         _ => Err(ControlError::new(
             ErrorCode::BadRequest,
             "this daemon does not serve that op yet",

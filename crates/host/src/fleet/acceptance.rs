@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use flotilla_actors::fleet::acceptance::tail;
 use flotilla_actors::fleet::{ArtifactSeen, CheckRan, Task, Verdict, judge};
+use flotilla_actors::protocol::{ControlError, ErrorCode, FleetCheckArgs, FleetCheckReply};
 use rustix::process::Signal;
 use tokio::io::AsyncReadExt;
 
@@ -34,6 +35,53 @@ pub async fn accept(dir: &Path, task: &Task, timeout: Duration) -> Verdict {
         ran.push(run_check(dir, &check.run, &check.cwd, timeout).await);
     }
     judge(task, &seen, &ran)
+}
+
+/// The longest a check may run.
+pub const MAX_CHECK_TIME: Duration = Duration::from_secs(24 * 3600);
+
+/// `fleet.check`: judges a task's definition of done in a directory now.
+pub async fn check(args: FleetCheckArgs) -> Result<FleetCheckReply, ControlError> {
+    let bad = |message: String, hint: &str| {
+        ControlError::new(ErrorCode::BadRequest, message).with_hint(hint.to_owned())
+    };
+    args.task
+        .validate()
+        .map_err(|e| bad(e.to_string(), "fix the task; see docs/fleets.md#tasks"))?;
+    let timeout = Duration::from_millis(args.timeout_ms);
+    if timeout.is_zero() || timeout > MAX_CHECK_TIME {
+        return Err(bad(
+            format!(
+                "a check's timeout of {} ms is out of range",
+                args.timeout_ms
+            ),
+            "give between 1 ms and 24 h",
+        ));
+    }
+    let dir = Path::new(&args.dir);
+    let dir = match dir.canonicalize() {
+        Ok(dir) if dir.is_dir() && Path::new(&args.dir).is_absolute() => dir,
+        _ => {
+            return Err(bad(
+                format!(
+                    "{:?} is not an existing directory given by its absolute path",
+                    args.dir
+                ),
+                "pass the fleet's directory with -C DIR",
+            ));
+        }
+    };
+    let (accepted, shortfalls, evidence) = match accept(&dir, &args.task, timeout).await {
+        Verdict::Accepted(evidence) => (true, Vec::new(), Some(evidence)),
+        Verdict::Bounced(shortfalls) => (false, shortfalls, None),
+    };
+    Ok(FleetCheckReply {
+        schema: "flotilla.fleet-check.v1".to_owned(),
+        dir: dir.display().to_string(),
+        accepted,
+        shortfalls,
+        evidence,
+    })
 }
 
 /// `rel` inside `dir`, resolved; an error says why it is not usable.

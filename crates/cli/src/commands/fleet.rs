@@ -1,0 +1,90 @@
+//! `flotilla fleet ...`: reads the task, asks the daemon, prints its
+//! verdict. The judging is the daemon's (`fleet.check`); this module never
+//! reads an artifact or runs a check itself.
+
+use std::io::Read;
+
+use anyhow::{Context, Result};
+use flotilla_actors::fleet::Task;
+use flotilla_actors::protocol::{FleetCheckArgs, FleetCheckReply};
+
+use super::Env;
+use crate::args::{FleetCheckArgs as CheckCli, FleetCommand};
+use crate::exit::{CliError, FAILED, OK};
+use crate::output::{self, outln};
+
+pub(crate) async fn run(env: &Env, command: FleetCommand) -> Result<u8> {
+    match command {
+        FleetCommand::Check(a) => check(env, a).await,
+    }
+}
+
+async fn check(env: &Env, a: CheckCli) -> Result<u8> {
+    let task = read_task(&a.task)?;
+    let dir = match a.dir {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let dir = std::path::absolute(&dir)
+        .with_context(|| format!("cannot resolve the directory {}", dir.display()))?;
+    let args = FleetCheckArgs {
+        task,
+        dir: dir.display().to_string(),
+        timeout_ms: super::millis(a.timeout),
+    };
+    let progress = crate::progress::Waiting::start("the daemon checks the task");
+    let reply = env.client().await?.call(&args).await;
+    drop(progress);
+    let reply = reply?;
+    if env.json {
+        output::json(&reply)?;
+    } else {
+        print_verdict(&reply)?;
+    }
+    Ok(if reply.accepted { OK } else { FAILED })
+}
+
+/// The task from `source` (a file or `-`), parsed and validated here so a
+/// bad one is refused before the daemon is asked.
+fn read_task(source: &str) -> Result<Task> {
+    let (text, name) = if source == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the task from stdin (it must be UTF-8)")?;
+        (text, "the task on stdin".to_owned())
+    } else {
+        let text = std::fs::read_to_string(source).map_err(|e| {
+            CliError::usage(
+                format!("cannot read the task file {source}: {e}"),
+                "give the task's JSON file, or - to read it from stdin",
+            )
+        })?;
+        (text, format!("the task in {source}"))
+    };
+    Task::parse(&text)
+        .map_err(|e| CliError::usage(format!("{name}: {e}"), "see docs/fleets.md#tasks"))
+}
+
+fn print_verdict(reply: &FleetCheckReply) -> Result<()> {
+    if let Some(evidence) = &reply.evidence {
+        outln!("accepted in {}", reply.dir)?;
+        for a in &evidence.artifacts {
+            outln!("  {}: {} characters, {} bytes", a.path, a.chars, a.bytes)?;
+        }
+        for c in &evidence.checks {
+            outln!("  `{}` exited 0", c.run)?;
+        }
+        return Ok(());
+    }
+    outln!("not accepted in {}:", reply.dir)?;
+    for shortfall in &reply.shortfalls {
+        let text = shortfall.to_string();
+        let mut lines = text.lines();
+        outln!("  - {}", lines.next().unwrap_or_default())?;
+        for line in lines {
+            outln!("      {line}")?;
+        }
+    }
+    Ok(())
+}
