@@ -192,6 +192,7 @@ fn interrupts_mid_turn(cli: CliKind) {
         (130, Some("interrupted")),
         "{cli}: {v}"
     );
+    assert_eq!(v["error_class"], "interrupted", "{cli}: {v}");
     let lane_dir = rig.home.path().join("state/lanes/i");
     wait_until("no leftover process", Duration::from_secs(20), || {
         !running_under(&lane_dir)
@@ -216,6 +217,29 @@ fn reports_a_model_error(cli: CliKind) {
         v.to_string().contains("MODEL-ERROR-MARK"),
         "{cli}: the error's text is reported: {v}"
     );
+    assert_eq!(v["error_class"], "model_error", "{cli}: {v}");
+}
+
+/// Issue 9: the failure's class comes from what the CLI printed. A 401 is
+/// `auth` everywhere; a 429 is `rate_limited` where the CLI gives up on it
+/// (opencode and qwen retry it themselves until the turn's deadline).
+fn classifies_its_errors(cli: CliKind) {
+    let mut cases = vec![(401, "auth")];
+    if !matches!(cli, CliKind::Opencode | CliKind::Qwen) {
+        cases.push((429, "rate_limited"));
+    }
+    for (status, class) in cases {
+        let error = Reply::HttpError {
+            status,
+            message: "CLASS-MARK: scripted".into(),
+        };
+        let Some(rig) = Rig::new(cli, Script::new([error.clone()]).or_else(error)) else {
+            return;
+        };
+        let (code, v, err) = rig.lane("run", "e", &["--prompt", "fail please", "--timeout", "120"]);
+        assert_eq!(code, 1, "{cli} {status}: {v} {err}");
+        assert_eq!(v["error_class"], class, "{cli} {status}: {v}");
+    }
 }
 
 fn meets_its_deadline(cli: CliKind) {
@@ -228,6 +252,7 @@ fn meets_its_deadline(cli: CliKind) {
         (124, Some("timed_out")),
         "{cli}: {v} {err}"
     );
+    assert_eq!(v["error_class"], "timed_out", "{cli}: {v}");
 }
 
 /// Issue 8, point 2: the lane's CLI calls Flotilla's `send` tool (MCP,
@@ -376,6 +401,10 @@ macro_rules! vendor_lane_tests {
             #[test]
             fn reports_a_model_error() {
                 super::reports_a_model_error($cli);
+            }
+            #[test]
+            fn classifies_its_errors() {
+                super::classifies_its_errors($cli);
             }
             #[test]
             fn meets_its_deadline() {

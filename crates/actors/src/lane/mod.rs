@@ -8,6 +8,7 @@
 //! connectors (one per CLI) turn each CLI's output into [`events::EventKind`]s.
 
 pub mod answers;
+pub mod errors;
 pub mod events;
 pub mod input;
 mod state;
@@ -17,6 +18,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub use errors::{ErrorClass, ErrorSignal, classify};
 pub use state::{LaneError, LanePhase, LaneRecord, RunningTurn, TurnPlan};
 
 use crate::model::Timestamp;
@@ -265,6 +267,11 @@ pub struct TurnResult {
     pub duration_ms: u64,
     /// When it ended.
     pub finished_at: Timestamp,
+    /// Why it did not complete, as one class (`rate_limited`,
+    /// `usage_limit`, `auth`, `model_error`, `cli_crash`, `cannot_start`,
+    /// `timed_out`, `interrupted`, `session_not_found`, `other`); `null`
+    /// when it completed, was lost, or was stored before classes existed.
+    pub error_class: Option<ErrorClass>,
 }
 
 impl TurnResult {

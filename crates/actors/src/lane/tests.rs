@@ -39,6 +39,7 @@ fn result(_turn: u32, status: TurnStatus, at: u64) -> TurnResult {
         native_session_id: Some("sess-1".into()),
         duration_ms: 5,
         finished_at: Timestamp(at),
+        error_class: None,
     }
 }
 

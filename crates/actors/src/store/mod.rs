@@ -17,6 +17,7 @@ mod schema;
 #[cfg(test)]
 mod tests;
 mod upgrade_v7;
+mod upgrade_v9;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};

@@ -8,7 +8,7 @@ use redb::{ReadTransaction, TableDefinition, TableHandle, WriteTransaction};
 use super::StoreError;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u64 = 8;
+pub const SCHEMA_VERSION: u64 = 9;
 
 /// Key `schema_version`, and `host_seq` (the last inbox sequence number).
 pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
@@ -96,6 +96,7 @@ pub(crate) fn migrate(txn: &WriteTransaction, from: u64) -> Result<(), StoreErro
             7 => {
                 txn.open_table(REMOTE_ROSTER)?;
             }
+            8 => super::upgrade_v9::migrate(txn)?,
             _ => unreachable!("no migration from version {version}"),
         }
         tracing::info!(from = version, to = version + 1, "store migrated");

@@ -41,6 +41,7 @@ fn result(text: &str) -> TurnResult {
         native_session_id: None,
         duration_ms: 1,
         finished_at: Timestamp(2),
+        error_class: None,
     }
 }
 
@@ -143,4 +144,78 @@ async fn a_version_6_lane_record_is_rewritten_by_the_upgrade_to_version_7() {
     let store = Store::open(&path).expect("upgrade");
     assert_eq!(store.schema_version().expect("v"), SCHEMA_VERSION);
     assert_eq!(store.load_lanes().expect("lanes"), vec![new]);
+}
+
+#[tokio::test]
+async fn version_8_results_are_rewritten_by_the_upgrade_to_version_9() {
+    use super::upgrade_v9::{LaneRecordV8, TurnResultV8};
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("s.redb");
+    let r = result("done");
+    let old_result = TurnResultV8 {
+        lane: r.lane.clone(),
+        status: r.status,
+        exit: r.exit,
+        result: r.result.clone(),
+        error: r.error.clone(),
+        usage: r.usage,
+        context_window: r.context_window,
+        context_used_pct: r.context_used_pct,
+        cost_usd: r.cost_usd,
+        native_session_id: r.native_session_id.clone(),
+        duration_ms: r.duration_ms,
+        finished_at: r.finished_at,
+    };
+    let mut new = record();
+    new.last_result = Some(r.clone());
+    let old = LaneRecordV8 {
+        spec: new.spec.clone(),
+        phase: new.phase,
+        turns: new.turns,
+        native_session: None,
+        running: None,
+        uncollected: None,
+        last_result: Some(old_result.clone()),
+        created_at: new.created_at,
+        finished_at: None,
+        queued: vec![],
+        queued_from: vec![],
+        answering: vec![],
+        replies_owed: vec![],
+        asides: vec![],
+    };
+    {
+        let store = Store::open(&path).expect("create");
+        let txn = store.db().expect("db").begin_write().expect("txn");
+        let encoded = |v: &TurnResultV8| crate::codec::encode(v).expect("encode");
+        txn.open_table(super::schema::LANES)
+            .expect("lanes")
+            .insert("w", crate::codec::encode(&old).expect("encode").as_slice())
+            .expect("put");
+        txn.open_table(super::schema::LANE_NOTICES)
+            .expect("notices")
+            .insert(("w", 1), encoded(&old_result).as_slice())
+            .expect("put");
+        txn.open_table(super::schema::LANE_SHELF)
+            .expect("shelf")
+            .insert(("w", 1), encoded(&old_result).as_slice())
+            .expect("put");
+        txn.open_table(META)
+            .expect("meta")
+            .insert(VERSION_KEY, 8)
+            .expect("v8");
+        txn.commit().expect("commit");
+        assert!(
+            store.load_lanes().is_err(),
+            "version 9 cannot read it as is"
+        );
+    }
+    let store = Store::open(&path).expect("upgrade");
+    assert_eq!(store.schema_version().expect("v"), SCHEMA_VERSION);
+    assert_eq!(store.load_lanes().expect("lanes"), vec![new]);
+    assert_eq!(
+        store.lane_notices("w").expect("notices"),
+        vec![(1, r.clone())]
+    );
+    assert_eq!(store.lane_shelf("w").expect("shelf"), vec![(1, r)]);
 }

@@ -13,8 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use super::StoreError;
 use super::schema::LANES;
+use super::upgrade_v9::{LaneRecordV8, TurnResultV8};
 use crate::codec;
-use crate::lane::{CliKind, LanePhase, LaneRecord, LaneSpec, Permissions, RunningTurn, TurnResult};
+use crate::lane::{CliKind, LanePhase, LaneSpec, Permissions, RunningTurn};
 use crate::model::Timestamp;
 use crate::names::{GroupName, PeerId, PeerName};
 
@@ -44,17 +45,17 @@ pub(super) struct LaneRecordV6 {
     pub turns: u32,
     pub native_session: Option<String>,
     pub running: Option<RunningTurn>,
-    pub uncollected: Option<TurnResult>,
-    pub last_result: Option<TurnResult>,
+    pub uncollected: Option<TurnResultV8>,
+    pub last_result: Option<TurnResultV8>,
     pub created_at: Timestamp,
     pub finished_at: Option<Timestamp>,
     pub queued: Vec<String>,
 }
 
-impl From<LaneRecordV6> for LaneRecord {
+impl From<LaneRecordV6> for LaneRecordV8 {
     fn from(old: LaneRecordV6) -> Self {
         let s = old.spec;
-        LaneRecord {
+        LaneRecordV8 {
             spec: LaneSpec {
                 name: s.name,
                 cli: s.cli,
@@ -88,7 +89,8 @@ impl From<LaneRecordV6> for LaneRecord {
     }
 }
 
-/// Rewrites every lane record in version 7's encoding.
+/// Rewrites every lane record in version 7's encoding (which version 8
+/// kept; version 9 rewrites it again).
 pub(super) fn migrate(txn: &WriteTransaction) -> Result<(), StoreError> {
     let mut lanes = txn.open_table(LANES)?;
     let mut rewritten = Vec::new();
@@ -97,7 +99,7 @@ pub(super) fn migrate(txn: &WriteTransaction) -> Result<(), StoreError> {
         let old: LaneRecordV6 = codec::decode(bytes.value(), super::lanes::RECORD_LIMIT)?;
         rewritten.push((
             name.value().to_owned(),
-            codec::encode(&LaneRecord::from(old))?,
+            codec::encode(&LaneRecordV8::from(old))?,
         ));
     }
     for (name, bytes) in rewritten {

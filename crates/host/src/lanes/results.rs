@@ -5,7 +5,7 @@
 //! crash, until the router takes them. It also builds each turn's result.
 
 use flotilla_actors::lane::events::{EventKind, LaneEvent};
-use flotilla_actors::lane::{LanePhase, TurnResult};
+use flotilla_actors::lane::{LanePhase, TurnResult, classify};
 use flotilla_actors::model::Timestamp;
 
 use super::cli::Outcome;
@@ -100,6 +100,12 @@ impl LaneState {
             ),
             None => (outcome.status(), outcome.error.clone()),
         };
+        let text = [error.as_deref(), outcome.result.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("\n");
+        let error_class = classify(status, exit, &outcome.signal, Some(&text));
         TurnResult {
             lane: self.id(),
             status,
@@ -115,6 +121,7 @@ impl LaneState {
                 .or_else(|| self.record.native_session.clone()),
             duration_ms: started.until(now).as_millis() as u64,
             finished_at: now,
+            error_class,
         }
     }
 }

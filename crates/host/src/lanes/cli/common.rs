@@ -3,8 +3,8 @@
 //! [`Tally`] a parser keeps of a turn (answer, usage, session, error) and
 //! turns into an [`Outcome`] once the process has exited.
 
-use flotilla_actors::lane::Usage;
 use flotilla_actors::lane::events::{EventKind, clip};
+use flotilla_actors::lane::{ErrorSignal, Usage};
 use serde_json::Value;
 
 use super::{CommandPlan, Outcome, TurnContext, tail};
@@ -221,6 +221,8 @@ pub(super) struct Tally {
     pub(super) error: Option<String>,
     /// The CLI printed its final event (a turn without one did not finish).
     pub(super) ended: bool,
+    /// What its structured output said about a failure.
+    pub(super) signal: ErrorSignal,
 }
 
 impl Tally {
@@ -269,6 +271,7 @@ impl Tally {
             context_used_pct: self.context_used_pct,
             cost_usd: self.cost_usd,
             native_session_id: self.session.clone(),
+            signal: self.signal.clone(),
         }
     }
 }

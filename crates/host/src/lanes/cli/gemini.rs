@@ -164,6 +164,9 @@ impl TurnParser for GeminiParser {
 
     fn finish(&mut self, exit: Option<i32>, stderr_tail: &str) -> Outcome {
         self.flush();
+        if self.tally.error.is_some() {
+            self.tally.signal.http_status = exit.and_then(http_status_of_exit);
+        }
         let mut outcome = self.tally.outcome(exit, stderr_tail);
         if exit == Some(UNTRUSTED) && self.tally.error.is_none() {
             outcome.error = outcome.error.map(|e| {
@@ -172,6 +175,16 @@ impl TurnParser for GeminiParser {
         }
         outcome
     }
+}
+
+/// The HTTP status of a failed API call, from gemini's exit code (the
+/// status & 0xFF: 401 exits 145, 429 exits 173, 500 exits 244), for the
+/// statuses 400 to 511 (exits 144 to 255; the lower codes are gemini's own).
+fn http_status_of_exit(exit: i32) -> Option<u16> {
+    let low = u16::try_from(exit)
+        .ok()
+        .filter(|e| (144..=255).contains(e))?;
+    Some(low + 256)
 }
 
 #[cfg(test)]

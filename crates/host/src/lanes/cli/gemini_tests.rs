@@ -156,3 +156,12 @@ fn an_untrusted_folder_gets_a_hint() {
             .contains("GEMINI_CLI_TRUST_WORKSPACE")
     );
 }
+
+#[test]
+fn an_api_errors_status_comes_back_from_the_exit_code() {
+    assert_eq!(super::http_status_of_exit(145), Some(401));
+    assert_eq!(super::http_status_of_exit(173), Some(429));
+    assert_eq!(super::http_status_of_exit(244), Some(500));
+    assert_eq!(super::http_status_of_exit(1), None);
+    assert_eq!(super::http_status_of_exit(55), None, "gemini's own code");
+}

@@ -28,7 +28,7 @@ pub use interactive::{InteractiveContext, InteractivePlan, interactive_plan};
 pub(crate) use mcp::settings_with_server as mcp_settings_with_server;
 
 use flotilla_actors::lane::events::EventKind;
-use flotilla_actors::lane::{CliKind, LaneSpec, TurnStatus, Usage};
+use flotilla_actors::lane::{CliKind, ErrorSignal, LaneSpec, TurnStatus, Usage};
 
 /// What a connector needs to build one turn's command.
 #[derive(Debug)]
@@ -105,6 +105,8 @@ pub struct Outcome {
     pub cost_usd: Option<f64>,
     /// The CLI's session id.
     pub native_session_id: Option<String>,
+    /// What the CLI's structured output said about a failure.
+    pub signal: ErrorSignal,
 }
 
 impl Outcome {
