@@ -242,6 +242,36 @@ fn classifies_its_errors(cli: CliKind) {
     }
 }
 
+/// Issue 9: a turn's usage is that turn's own, not the session's so far:
+/// a resumed turn reports the tokens of its own model requests (the
+/// scripted server reports the same counts for every request).
+fn reports_each_turns_own_usage(cli: CliKind) {
+    use flotilla_tests::model_server::{USAGE_INPUT_TOKENS, USAGE_OUTPUT_TOKENS};
+    if cli == CliKind::Grok {
+        return; // grok cannot resume a session
+    }
+    let script = Script::new([Reply::text("first answer"), Reply::text("second answer")]);
+    let Some(rig) = Rig::new(cli, script) else {
+        return;
+    };
+    let (code, v, err) = rig.lane("run", "u", &["--prompt", "one", "--no-auto-archive"]);
+    assert_eq!(code, 0, "{cli}: {v} {err}");
+    let first = rig.server.model_requests().len() as u64;
+    let (code, v, err) = rig.run(&["--json", "lane", "resume", "u", "--prompt", "two", "--wait"]);
+    assert_eq!(code, 0, "{cli}: {v} {err}");
+    let second = rig.server.model_requests().len() as u64 - first;
+    assert_eq!(
+        v["usage"]["output"],
+        USAGE_OUTPUT_TOKENS * second,
+        "{cli}: {v}"
+    );
+    assert_eq!(
+        v["usage"]["input"],
+        USAGE_INPUT_TOKENS * second,
+        "{cli}: {v}"
+    );
+}
+
 fn meets_its_deadline(cli: CliKind) {
     let Some(rig) = Rig::new(cli, Script::new([slow()])) else {
         return;
@@ -401,6 +431,10 @@ macro_rules! vendor_lane_tests {
             #[test]
             fn reports_a_model_error() {
                 super::reports_a_model_error($cli);
+            }
+            #[test]
+            fn reports_each_turns_own_usage() {
+                super::reports_each_turns_own_usage($cli);
             }
             #[test]
             fn classifies_its_errors() {

@@ -111,6 +111,11 @@ mod tests {
         assert_eq!((out.cost_usd, out.context_window), (None, None));
         assert_eq!(of(&events, "message").len(), 1);
         let (_, again) = parse(include_str!("testdata/qwen-resume.jsonl"), 0);
+        assert_eq!(
+            (again.usage.input, again.usage.output),
+            (11, 5),
+            "the resumed turn's own call, not the session's 22/10 of its result"
+        );
         assert_eq!(again.native_session_id, out.native_session_id);
         assert_eq!(
             again.native_session_id.as_deref(),

@@ -6,6 +6,9 @@
 //! (text and `tool_use` blocks), `user` (`tool_result` blocks), and one
 //! final `result` with the answer, usage, cost and whether it failed.
 
+use std::collections::HashSet;
+
+use flotilla_actors::lane::Usage;
 use flotilla_actors::lane::events::EventKind;
 use serde_json::Value;
 
@@ -40,6 +43,11 @@ pub(super) struct StreamJsonParser {
     last_call_tokens: u64,
     /// The result's error says nothing but its subtype: stderr tells more.
     vague_error: bool,
+    /// Qwen: this turn's usage, summed over its model calls (its
+    /// `result.usage` counts the whole session on a resume).
+    own_usage: Usage,
+    /// Qwen: the messages whose usage is in `own_usage`.
+    counted: HashSet<String>,
 }
 
 impl StreamJsonParser {
@@ -51,6 +59,8 @@ impl StreamJsonParser {
             last_text: None,
             last_call_tokens: 0,
             vague_error: false,
+            own_usage: Usage::default(),
+            counted: HashSet::new(),
         }
     }
 
@@ -72,15 +82,25 @@ impl StreamJsonParser {
     fn assistant(&mut self, v: &Value) -> Vec<EventKind> {
         let msg = at(v, &["message"]).unwrap_or(&Value::Null);
         let synthetic = str_at(msg, &["model"]) == Some("<synthetic>");
+        let mut events = Vec::new();
         if !synthetic && at(msg, &["usage"]).is_some() {
-            self.last_call_tokens = ["input_tokens", "cache_creation_input_tokens"]
-                .iter()
-                .chain(&["cache_read_input_tokens", "output_tokens"])
-                .map(|k| u64_at(msg, &["usage", k]))
-                .sum();
+            self.last_call_tokens = match self.flavor {
+                Flavor::Claude => ["input_tokens", "cache_creation_input_tokens"]
+                    .iter()
+                    .chain(&["cache_read_input_tokens", "output_tokens"])
+                    .map(|k| u64_at(msg, &["usage", k]))
+                    .sum(),
+                // Qwen's input tokens already hold the cached ones.
+                Flavor::Qwen => ["input_tokens", "output_tokens"]
+                    .iter()
+                    .map(|k| u64_at(msg, &["usage", k]))
+                    .sum(),
+            };
+            if self.count_call(msg) {
+                events.push(self.tally.usage_event());
+            }
         }
         let api_error = synthetic && at(v, &["error"]).is_some();
-        let mut events = Vec::new();
         for block in blocks(msg) {
             match str_at(block, &["type"]) {
                 Some("text") => {
@@ -158,12 +178,36 @@ impl StreamJsonParser {
         events
     }
 
+    /// Qwen: adds one model call's usage to the turn's (once per
+    /// message); true when it was added.
+    fn count_call(&mut self, msg: &Value) -> bool {
+        let id = str_at(msg, &["id"]).unwrap_or_default().to_owned();
+        if self.flavor != Flavor::Qwen || !self.counted.insert(id) {
+            return false;
+        }
+        self.own_usage.input += u64_at(msg, &["usage", "input_tokens"]);
+        self.own_usage.output += u64_at(msg, &["usage", "output_tokens"]);
+        self.own_usage.cached += u64_at(msg, &["usage", "cache_read_input_tokens"]);
+        self.tally.usage = self.own_usage;
+        true
+    }
+
     fn usage(&mut self, v: &Value) {
         let read = u64_at(v, &["usage", "cache_read_input_tokens"]);
         let created = u64_at(v, &["usage", "cache_creation_input_tokens"]);
-        self.tally.usage.input = u64_at(v, &["usage", "input_tokens"]) + created + read;
-        self.tally.usage.output = u64_at(v, &["usage", "output_tokens"]);
-        self.tally.usage.cached = read;
+        self.tally.usage = match self.flavor {
+            Flavor::Qwen if !self.counted.is_empty() => self.own_usage,
+            Flavor::Qwen => Usage {
+                input: u64_at(v, &["usage", "input_tokens"]),
+                output: u64_at(v, &["usage", "output_tokens"]),
+                cached: read,
+            },
+            Flavor::Claude => Usage {
+                input: u64_at(v, &["usage", "input_tokens"]) + created + read,
+                output: u64_at(v, &["usage", "output_tokens"]),
+                cached: read,
+            },
+        };
         self.tally.cost_usd = at(v, &["total_cost_usd"]).and_then(Value::as_f64);
         let window = at(v, &["modelUsage"])
             .and_then(Value::as_object)
