@@ -37,6 +37,7 @@ mod lane_reaping;
 mod lane_recovery;
 mod lane_restarts;
 mod lane_results;
+mod lane_usage;
 mod lanes;
 mod logs;
 mod messaging;

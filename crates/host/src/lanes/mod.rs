@@ -24,6 +24,7 @@ pub mod identity;
 pub mod lane;
 mod mail;
 mod notify;
+mod on_disk;
 pub mod process;
 mod removal;
 mod results;

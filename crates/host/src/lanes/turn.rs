@@ -261,7 +261,7 @@ pub(super) async fn recover(state: &mut LaneState, myself: &LaneRef) {
         let connector = cli::connector(state.record.spec.cli);
         if let Some(connector) = connector {
             let args = ConnectorArgs {
-                files,
+                files: files.clone(),
                 launch: Launch::Adopt {
                     pid,
                     start: running.pid_start,
@@ -295,15 +295,8 @@ pub(super) async fn recover(state: &mut LaneState, myself: &LaneRef) {
         signal_group(pid, Signal::KILL);
     }
     state.stopping = Some((TurnStatus::Lost, why));
-    finish(
-        state,
-        Outcome {
-            failed: true,
-            ..Outcome::default()
-        },
-        exit_code,
-    )
-    .await;
+    let outcome = super::on_disk::failed_with_usage(&state.record.spec, &files, exit_code);
+    finish(state, outcome, exit_code).await;
 }
 
 /// At daemon shutdown: no process outlives its lane.
@@ -331,15 +324,9 @@ pub(super) async fn stop_for_shutdown(state: &mut LaneState) {
         running.turn,
         running.restarts,
     );
-    finish(
-        state,
-        Outcome {
-            failed: true,
-            ..Outcome::default()
-        },
-        files.read_exit(),
-    )
-    .await;
+    let exit = files.read_exit();
+    let outcome = super::on_disk::failed_with_usage(&state.record.spec, &files, exit);
+    finish(state, outcome, exit).await;
 }
 
 async fn wait_gone(pid: u32, limit: Duration) {

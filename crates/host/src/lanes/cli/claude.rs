@@ -180,7 +180,8 @@ mod tests {
             out.native_session_id.as_deref(),
             Some("8b7256dc-bb5a-43fb-b03b-9b3ecd199b35")
         );
-        assert_eq!(of(&events, "usage").len(), 1);
+        // One as the model call's message came, one at the result.
+        assert_eq!(of(&events, "usage").len(), 2);
     }
 
     #[test]

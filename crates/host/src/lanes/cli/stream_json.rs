@@ -6,7 +6,7 @@
 //! (text and `tool_use` blocks), `user` (`tool_result` blocks), and one
 //! final `result` with the answer, usage, cost and whether it failed.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use flotilla_actors::lane::Usage;
 use flotilla_actors::lane::events::EventKind;
@@ -43,11 +43,11 @@ pub(super) struct StreamJsonParser {
     last_call_tokens: u64,
     /// The result's error says nothing but its subtype: stderr tells more.
     vague_error: bool,
-    /// Qwen: this turn's usage, summed over its model calls (its
-    /// `result.usage` counts the whole session on a resume).
-    own_usage: Usage,
-    /// Qwen: the messages whose usage is in `own_usage`.
-    counted: HashSet<String>,
+    /// This turn's model calls so far: each message's latest usage, by
+    /// message id. Qwen's `result.usage` counts the whole session on a
+    /// resume, so its turn usage is their sum; for both CLIs the sum is
+    /// the usage of a turn that ended without a result (stopped, lost).
+    calls: HashMap<String, Usage>,
 }
 
 impl StreamJsonParser {
@@ -59,8 +59,7 @@ impl StreamJsonParser {
             last_text: None,
             last_call_tokens: 0,
             vague_error: false,
-            own_usage: Usage::default(),
-            counted: HashSet::new(),
+            calls: HashMap::new(),
         }
     }
 
@@ -178,17 +177,30 @@ impl StreamJsonParser {
         events
     }
 
-    /// Qwen: adds one model call's usage to the turn's (once per
-    /// message); true when it was added.
+    /// Records one model call's usage (the latest for its message id)
+    /// and makes the turn's usage their sum; true when it changed.
     fn count_call(&mut self, msg: &Value) -> bool {
         let id = str_at(msg, &["id"]).unwrap_or_default().to_owned();
-        if self.flavor != Flavor::Qwen || !self.counted.insert(id) {
+        let read = u64_at(msg, &["usage", "cache_read_input_tokens"]);
+        let input = u64_at(msg, &["usage", "input_tokens"]);
+        let call = Usage {
+            input: match self.flavor {
+                Flavor::Claude => {
+                    input + read + u64_at(msg, &["usage", "cache_creation_input_tokens"])
+                }
+                Flavor::Qwen => input,
+            },
+            output: u64_at(msg, &["usage", "output_tokens"]),
+            cached: read,
+        };
+        if self.calls.insert(id, call) == Some(call) {
             return false;
         }
-        self.own_usage.input += u64_at(msg, &["usage", "input_tokens"]);
-        self.own_usage.output += u64_at(msg, &["usage", "output_tokens"]);
-        self.own_usage.cached += u64_at(msg, &["usage", "cache_read_input_tokens"]);
-        self.tally.usage = self.own_usage;
+        self.tally.usage = self.calls.values().fold(Usage::default(), |a, c| Usage {
+            input: a.input + c.input,
+            output: a.output + c.output,
+            cached: a.cached + c.cached,
+        });
         true
     }
 
@@ -196,7 +208,7 @@ impl StreamJsonParser {
         let read = u64_at(v, &["usage", "cache_read_input_tokens"]);
         let created = u64_at(v, &["usage", "cache_creation_input_tokens"]);
         self.tally.usage = match self.flavor {
-            Flavor::Qwen if !self.counted.is_empty() => self.own_usage,
+            Flavor::Qwen if !self.calls.is_empty() => self.tally.usage,
             Flavor::Qwen => Usage {
                 input: u64_at(v, &["usage", "input_tokens"]),
                 output: u64_at(v, &["usage", "output_tokens"]),

@@ -1,0 +1,80 @@
+//! Issue 9: a turn that ends without its connector keeps the usage its
+//! output on disk shows: stopped by `flotilla down`, or lost while the
+//! daemon was down. The CLI is a stand-in `claude` that prints one model
+//! call's message with its usage, then works on (sleeps).
+
+use std::time::Duration;
+
+use flotilla_tests::{TestHome, wait_until};
+use serde_json::Value;
+
+use crate::lanes::{code, running_with, unique};
+
+/// A home whose `claude` prints a message that used 100 input tokens (20
+/// of them read from the cache) and 7 output tokens, then sleeps `sleep`.
+fn home_with_working_claude(sleep: &str) -> TestHome {
+    let mut home = TestHome::new();
+    let fake = home.path().join("working-claude");
+    let message = r#"{"type":"assistant","session_id":"s-1","message":{"id":"m-1","model":"m","role":"assistant","content":[{"type":"text","text":"working on it"}],"usage":{"input_tokens":80,"cache_read_input_tokens":20,"output_tokens":7}}}"#;
+    let script = format!(
+        r#"#!/bin/sh
+case "$1" in --version) echo '2.1.332 (Claude Code)'; exit 0;; --help) echo '--output-format'; exit 0;; esac
+cat >/dev/null
+echo '{{"type":"system","subtype":"init","session_id":"s-1"}}'
+echo '{message}'
+exec sleep {sleep}
+"#
+    );
+    flotilla_tests::write_executable(&fake, &script);
+    home.write_config(&format!("[clis]\nclaude = \"{}\"\n", fake.display()));
+    home.spawn_daemon("h");
+    home.ok(&[
+        "lane", "start", "--cli", "claude", "-n", "w", "--prompt", "work",
+    ]);
+    wait_until("the model call's usage", Duration::from_secs(20), || {
+        home.ok(&["lane", "events", "w"]).contains("working on it")
+            && running_with(&format!("sleep {sleep}"))
+    });
+    home
+}
+
+fn assert_usage(v: &Value) {
+    assert_eq!(v["usage"]["input"], 100, "{v}");
+    assert_eq!(v["usage"]["cached"], 20, "{v}");
+    assert_eq!(v["usage"]["output"], 7, "{v}");
+    assert_eq!(v["native_session_id"], "s-1", "{v}");
+}
+
+#[test]
+fn a_turn_stopped_by_down_keeps_its_usage() {
+    let sleep = unique(41);
+    let home = home_with_working_claude(&sleep);
+    home.ok(&["down"]);
+    home.ok(&["up", "--name", "h"]);
+    let (_, v) = code(&home, &["lane", "wait", "w"]);
+    assert_eq!(v["status"], "interrupted", "{v}");
+    assert_usage(&v);
+}
+
+#[test]
+fn a_turn_lost_while_the_daemon_was_down_keeps_its_usage() {
+    let sleep = unique(42);
+    let mut home = home_with_working_claude(&sleep);
+    let pid = home.json(&["lane", "status", "w"])["pid"]
+        .as_i64()
+        .expect("pid");
+    home.kill_daemon();
+    std::process::Command::new("kill")
+        .args(["-s", "KILL", "--", &format!("-{pid}")])
+        .status()
+        .expect("kill group");
+    wait_until(
+        "the turn's processes to be gone",
+        Duration::from_secs(10),
+        || !running_with(&format!("sleep {sleep}")),
+    );
+    home.spawn_daemon("h");
+    let (c, v) = code(&home, &["lane", "wait", "w"]);
+    assert_eq!((c, v["status"].as_str()), (1, Some("lost")), "{v}");
+    assert_usage(&v);
+}
