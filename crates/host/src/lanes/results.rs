@@ -5,12 +5,13 @@
 //! crash, until the router takes them. It also builds each turn's result.
 
 use flotilla_actors::lane::events::{EventKind, LaneEvent};
-use flotilla_actors::lane::{LanePhase, TurnResult, classify};
+use flotilla_actors::lane::{LanePhase, TurnResult, Usage, classify};
 use flotilla_actors::model::Timestamp;
 
 use super::cli::Outcome;
 use super::lane::LaneState;
 use super::notify;
+use super::process::TurnFiles;
 
 /// What `Collect` found.
 #[derive(Debug)]
@@ -80,6 +81,32 @@ impl LaneState {
         }
     }
 
+    /// The turn's usage and cost with those of the attempts the watchdog
+    /// killed before the last one (each attempt's output is on disk).
+    fn with_earlier_attempts(&self, outcome: &Outcome) -> (Usage, Option<f64>) {
+        let (mut usage, mut cost) = (outcome.usage, outcome.cost_usd);
+        let Some(running) = &self.record.running else {
+            return (usage, cost);
+        };
+        let spec = &self.record.spec;
+        for attempt in 0..running.restarts {
+            let files = TurnFiles::attempt(
+                &self.ctx.home.state_dir,
+                spec.name.as_str(),
+                running.turn,
+                attempt,
+            );
+            let killed = super::on_disk::failed_with_usage(spec, &files, None);
+            usage.input += killed.usage.input;
+            usage.output += killed.usage.output;
+            usage.cached += killed.usage.cached;
+            if let Some(c) = killed.cost_usd {
+                cost = Some(cost.unwrap_or(0.0) + c);
+            }
+        }
+        (usage, cost)
+    }
+
     /// Builds the result of the turn that just ended.
     pub(super) fn result(&self, outcome: Outcome, exit: Option<i32>) -> TurnResult {
         let started = self
@@ -106,16 +133,17 @@ impl LaneState {
             .collect::<Vec<_>>()
             .join("\n");
         let error_class = classify(status, exit, &outcome.signal, Some(&text));
+        let (usage, cost_usd) = self.with_earlier_attempts(&outcome);
         TurnResult {
             lane: self.id(),
             status,
             exit,
             result: outcome.result,
             error,
-            usage: outcome.usage,
+            usage,
             context_window: outcome.context_window,
             context_used_pct: outcome.context_used_pct,
-            cost_usd: outcome.cost_usd,
+            cost_usd,
             native_session_id: outcome
                 .native_session_id
                 .or_else(|| self.record.native_session.clone()),
