@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use flotilla_tests::{TestHome, wait_until};
 
-use crate::lanes::{code, daemon, running_with, unique};
+use crate::lanes::{code, daemon, kill_turn_with_daemon, running_with, unique};
 
 fn stalling_daemon(restarts: u32) -> TestHome {
     let mut home = TestHome::new();
@@ -61,17 +61,7 @@ fn a_turn_whose_process_died_with_the_daemon_is_reported_lost() {
     wait_until("the process", Duration::from_secs(10), || {
         home.json(&["lane", "status", "doomed"])["pid"].is_number()
     });
-    let pid = home.json(&["lane", "status", "doomed"])["pid"]
-        .as_i64()
-        .expect("pid");
-    home.kill_daemon();
-    std::process::Command::new("kill")
-        .args(["-s", "KILL", "--", &format!("-{pid}")])
-        .status()
-        .expect("kill group");
-    wait_until("the group to be gone", Duration::from_secs(10), || {
-        !running_with(&format!("sleep {}", unique(7)))
-    });
+    kill_turn_with_daemon(&mut home, "doomed", &format!("sleep {}", unique(7)));
     home.spawn_daemon("h");
     let (c, v) = code(&home, &["lane", "wait", "doomed"]);
     assert_eq!((c, v["status"].as_str()), (1, Some("lost")), "{v}");

@@ -8,7 +8,7 @@ use std::time::Duration;
 use flotilla_tests::{TestHome, wait_until};
 use serde_json::Value;
 
-use crate::lanes::{code, running_with, unique};
+use crate::lanes::{code, kill_turn_with_daemon, running_with, unique};
 
 /// A home whose `claude` prints a message that used 100 input tokens (20
 /// of them read from the cache) and 7 output tokens, then sleeps `sleep`;
@@ -76,19 +76,7 @@ fn a_turn_lost_while_the_daemon_was_down_keeps_its_usage() {
     wait_until("the turn's process", Duration::from_secs(20), || {
         running_with(&format!("sleep {sleep}"))
     });
-    let pid = home.json(&["lane", "status", "w"])["pid"]
-        .as_i64()
-        .expect("pid");
-    home.kill_daemon();
-    std::process::Command::new("kill")
-        .args(["-s", "KILL", "--", &format!("-{pid}")])
-        .status()
-        .expect("kill group");
-    wait_until(
-        "the turn's processes to be gone",
-        Duration::from_secs(10),
-        || !running_with(&format!("sleep {sleep}")),
-    );
+    kill_turn_with_daemon(&mut home, "w", &format!("sleep {sleep}"));
     home.spawn_daemon("h");
     let (c, v) = code(&home, &["lane", "wait", "w"]);
     assert_eq!((c, v["status"].as_str()), (1, Some("lost")), "{v}");

@@ -36,6 +36,24 @@ pub(crate) fn running_with(marker: &str) -> bool {
     flotilla_tests::process_running_except(marker, Some("lane-shim"))
 }
 
+/// Kills lane `name`'s turn (its whole process group) while the daemon is
+/// down, as a reboot would, and waits until no process has `marker`.
+pub(crate) fn kill_turn_with_daemon(home: &mut TestHome, name: &str, marker: &str) {
+    let pid = home.json(&["lane", "status", name])["pid"]
+        .as_i64()
+        .expect("pid");
+    home.kill_daemon();
+    std::process::Command::new("kill")
+        .args(["-s", "KILL", "--", &format!("-{pid}")])
+        .status()
+        .expect("kill group");
+    flotilla_tests::wait_until(
+        "the turn's processes to be gone",
+        std::time::Duration::from_secs(10),
+        || !running_with(marker),
+    );
+}
+
 #[test]
 fn exec_lanes_report_status_and_exit_codes() {
     let home = daemon();
