@@ -409,6 +409,58 @@ fn lane_doctor_sees_every_installed_cli_and_its_headless_mode() {
     }
 }
 
+/// Every file named `name` under `dir`.
+fn files_named(dir: &std::path::Path, name: &str, found: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            files_named(&path, name, found);
+        } else if entry.file_name() == name {
+            found.push(path);
+        }
+    }
+}
+
+/// Issue 9: a native session that no longer exists (claude's own session
+/// file deleted) is reported as `session_not_found`, and the next resume
+/// starts a new session instead of failing the same way again.
+#[test]
+fn a_claude_session_that_is_gone_is_said_so_and_not_resumed_again() {
+    let script = Script::new([Reply::text("first answer"), Reply::text("fresh answer")]);
+    let Some(rig) = Rig::new(CliKind::Claude, script) else {
+        return;
+    };
+    let (code, v, err) = rig.lane("run", "g", &["--prompt", "one", "--no-auto-archive"]);
+    assert_eq!(code, 0, "{v} {err}");
+    let session = v["native_session_id"]
+        .as_str()
+        .expect("a session")
+        .to_owned();
+    let mut files = Vec::new();
+    for dir in [rig.env.home(), rig.home.path().to_owned()] {
+        files_named(&dir, &format!("{session}.jsonl"), &mut files);
+    }
+    assert!(!files.is_empty(), "claude keeps {session}.jsonl somewhere");
+    for file in files {
+        std::fs::remove_file(file).expect("remove the session");
+    }
+    let resume = ["--json", "lane", "resume", "g", "--prompt", "two", "--wait"];
+    let (code, v, err) = rig.run(&resume);
+    assert_eq!(code, 1, "{v} {err}");
+    assert_eq!(v["error_class"], "session_not_found", "{v}");
+    let (code, v, err) = rig.run(&resume);
+    assert_eq!(code, 0, "{v} {err}");
+    assert!(v.to_string().contains("fresh answer"), "{v}");
+    let events = rig.home.ok(&["lane", "events", "g"]);
+    assert!(events.contains("no longer exists"), "{events}");
+}
+
 macro_rules! vendor_lane_tests {
     ($($name:ident: $cli:expr;)*) => {$(
         mod $name {

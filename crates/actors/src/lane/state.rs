@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::answers::OwedReply;
-use super::{LaneSpec, TurnResult};
+use super::{ErrorClass, LaneSpec, TurnResult};
 use crate::model::Timestamp;
 use crate::names::MessageId;
 
@@ -159,7 +159,7 @@ impl LaneRecord {
         }
         self.turns += 1;
         let deadline = self.spec.timeout_secs.map(|s| Timestamp(now.0 + s * 1000));
-        let continues = resume && self.turns > 1;
+        let continues = resume && self.turns > 1 && !self.session_gone();
         self.phase = LanePhase::Running;
         self.running = Some(RunningTurn {
             turn: self.turns,
@@ -179,10 +179,21 @@ impl LaneRecord {
         })
     }
 
+    /// The CLI said at the last turn that the native session to resume no
+    /// longer exists: the next turn starts a new one.
+    pub fn session_gone(&self) -> bool {
+        self.last_result
+            .as_ref()
+            .is_some_and(|r| r.error_class == Some(ErrorClass::SessionNotFound))
+    }
+
     /// Records the end of the running turn.
     pub fn finish_turn(&mut self, result: TurnResult) {
         if let Some(id) = &result.native_session_id {
             self.native_session = Some(id.clone());
+        }
+        if result.error_class == Some(ErrorClass::SessionNotFound) {
+            self.native_session = None;
         }
         self.running = None;
         self.phase = LanePhase::Idle;

@@ -247,3 +247,24 @@ fn every_cli_and_permission_name_reads_back_and_is_its_wire_name() {
     }
     assert!("root".parse::<Permissions>().is_err());
 }
+
+#[test]
+fn a_session_the_cli_says_is_gone_is_not_resumed_again() {
+    let mut lane = LaneRecord::new(spec(), Timestamp(0));
+    lane.begin_turn(false, Timestamp(1)).expect("first");
+    lane.finish_turn(result(1, TurnStatus::Completed, 2));
+    lane.collect();
+    assert_eq!(lane.native_session.as_deref(), Some("sess-1"));
+    let plan = lane.begin_turn(true, Timestamp(3)).expect("resume");
+    assert!(plan.resume);
+    let mut gone = result(2, TurnStatus::Failed, 4);
+    gone.error_class = Some(crate::lane::ErrorClass::SessionNotFound);
+    lane.finish_turn(gone);
+    lane.collect();
+    assert!(lane.session_gone());
+    assert_eq!(lane.native_session, None);
+    let plan = lane.begin_turn(true, Timestamp(5)).expect("resume again");
+    assert!(!plan.resume, "a new session, not the dead one again");
+    lane.finish_turn(result(3, TurnStatus::Completed, 6));
+    assert!(!lane.session_gone());
+}

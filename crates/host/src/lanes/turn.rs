@@ -61,11 +61,12 @@ pub(super) async fn begin(
         .map_err(|e| ControlError::internal(format!("cannot write the prompt: {e}")))?;
     let program = state.ctx.config.cli_program(spec.cli, connector.program());
     let native = state.record.native_session.clone();
+    let gone = resume && state.record.session_gone();
     let mcp = super::mcp_server_of(&state.ctx, &spec);
     let turn_ctx = TurnContext {
         spec: &spec,
         program: &program,
-        resume: resume && state.record.turns > 0,
+        resume: resume && state.record.turns > 0 && !gone,
         native_session: native.as_deref(),
         prompt: &prompt,
         prompt_file: &files.prompt(),
@@ -95,6 +96,11 @@ pub(super) async fn begin(
     if spec.permissions == Permissions::Bypass {
         kinds.push(EventKind::Note {
             text: "permissions: bypass: the CLI may run any command and edit any file".into(),
+        });
+    }
+    if gone {
+        kinds.push(EventKind::Note {
+            text: "the CLI said the native session to resume no longer exists; this turn starts a new session".into(),
         });
     }
     kinds.extend(
