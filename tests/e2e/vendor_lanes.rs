@@ -409,8 +409,8 @@ fn lane_doctor_sees_every_installed_cli_and_its_headless_mode() {
     }
 }
 
-/// Every file named `name` under `dir`.
-fn files_named(dir: &std::path::Path, name: &str, found: &mut Vec<std::path::PathBuf>) {
+/// Every file under `dir` whose name or text holds `id`.
+fn files_holding(dir: &std::path::Path, id: &str, found: &mut Vec<std::path::PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -420,45 +420,58 @@ fn files_named(dir: &std::path::Path, name: &str, found: &mut Vec<std::path::Pat
             continue;
         };
         if kind.is_dir() {
-            files_named(&path, name, found);
-        } else if entry.file_name() == name {
+            files_holding(&path, id, found);
+        } else if kind.is_file()
+            && (entry.file_name().to_string_lossy().contains(id)
+                || std::fs::read_to_string(&path).is_ok_and(|t| t.contains(id)))
+        {
             found.push(path);
         }
     }
 }
 
-/// Issue 9: a native session that no longer exists (claude's own session
-/// file deleted) is reported as `session_not_found`, and the next resume
+/// Issue 9: a native session that no longer exists (the CLI's own files
+/// of it deleted) is reported as `session_not_found`, and the next resume
 /// starts a new session instead of failing the same way again.
-#[test]
-fn a_claude_session_that_is_gone_is_said_so_and_not_resumed_again() {
+fn a_session_that_is_gone_is_said_so_and_not_resumed_again(cli: CliKind) {
     let script = Script::new([Reply::text("first answer"), Reply::text("fresh answer")]);
-    let Some(rig) = Rig::new(CliKind::Claude, script) else {
+    let Some(rig) = Rig::new(cli, script) else {
         return;
     };
     let (code, v, err) = rig.lane("run", "g", &["--prompt", "one", "--no-auto-archive"]);
-    assert_eq!(code, 0, "{v} {err}");
+    assert_eq!(code, 0, "{cli}: {v} {err}");
     let session = v["native_session_id"]
         .as_str()
         .expect("a session")
         .to_owned();
     let mut files = Vec::new();
-    for dir in [rig.env.home(), rig.home.path().to_owned()] {
-        files_named(&dir, &format!("{session}.jsonl"), &mut files);
+    for dir in [rig.env.home(), rig.home.path().join("state/lanes")] {
+        files_holding(&dir, &session, &mut files);
     }
-    assert!(!files.is_empty(), "claude keeps {session}.jsonl somewhere");
+    files.retain(|f| !f.components().any(|c| c.as_os_str() == "turn-1"));
+    assert!(!files.is_empty(), "{cli} keeps session {session} somewhere");
     for file in files {
         std::fs::remove_file(file).expect("remove the session");
     }
     let resume = ["--json", "lane", "resume", "g", "--prompt", "two", "--wait"];
     let (code, v, err) = rig.run(&resume);
-    assert_eq!(code, 1, "{v} {err}");
-    assert_eq!(v["error_class"], "session_not_found", "{v}");
+    assert_eq!(code, 1, "{cli}: {v} {err}");
+    assert_eq!(v["error_class"], "session_not_found", "{cli}: {v}");
     let (code, v, err) = rig.run(&resume);
-    assert_eq!(code, 0, "{v} {err}");
-    assert!(v.to_string().contains("fresh answer"), "{v}");
+    assert_eq!(code, 0, "{cli}: {v} {err}");
+    assert!(v.to_string().contains("fresh answer"), "{cli}: {v}");
     let events = rig.home.ok(&["lane", "events", "g"]);
-    assert!(events.contains("no longer exists"), "{events}");
+    assert!(events.contains("no longer exists"), "{cli}: {events}");
+}
+
+#[test]
+fn a_claude_session_that_is_gone_is_said_so_and_not_resumed_again() {
+    a_session_that_is_gone_is_said_so_and_not_resumed_again(CliKind::Claude);
+}
+
+#[test]
+fn a_gemini_session_that_is_gone_is_said_so_and_not_resumed_again() {
+    a_session_that_is_gone_is_said_so_and_not_resumed_again(CliKind::Gemini);
 }
 
 macro_rules! vendor_lane_tests {

@@ -118,7 +118,12 @@ fn by_words(words: &str) -> Option<ErrorClass> {
         return Some(ErrorClass::UsageLimit);
     }
     let any = |list: &[&str]| list.iter().any(|w| words.contains(w));
-    if any(&["no conversation found", "session not found"]) {
+    if any(&[
+        "no conversation found",
+        "session not found",
+        "invalid session identifier",
+        "no previous sessions found",
+    ]) {
         return Some(ErrorClass::SessionNotFound);
     }
     if any(&["rate limit", "rate_limit", "ratelimit", "too many requests"]) {
