@@ -199,6 +199,15 @@ pub struct Usage {
     pub cached: u64,
 }
 
+impl std::ops::AddAssign for Usage {
+    /// Adds another call's or attempt's tokens (saturating).
+    fn add_assign(&mut self, other: Usage) {
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.cached = self.cached.saturating_add(other.cached);
+    }
+}
+
 /// How a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -97,9 +97,7 @@ impl LaneState {
                 attempt,
             );
             let killed = super::on_disk::failed_with_usage(spec, &files, None);
-            usage.input += killed.usage.input;
-            usage.output += killed.usage.output;
-            usage.cached += killed.usage.cached;
+            usage += killed.usage;
             if let Some(c) = killed.cost_usd {
                 cost = Some(cost.unwrap_or(0.0) + c);
             }

@@ -82,22 +82,8 @@ impl StreamJsonParser {
         let msg = at(v, &["message"]).unwrap_or(&Value::Null);
         let synthetic = str_at(msg, &["model"]) == Some("<synthetic>");
         let mut events = Vec::new();
-        if !synthetic && at(msg, &["usage"]).is_some() {
-            self.last_call_tokens = match self.flavor {
-                Flavor::Claude => ["input_tokens", "cache_creation_input_tokens"]
-                    .iter()
-                    .chain(&["cache_read_input_tokens", "output_tokens"])
-                    .map(|k| u64_at(msg, &["usage", k]))
-                    .sum(),
-                // Qwen's input tokens already hold the cached ones.
-                Flavor::Qwen => ["input_tokens", "output_tokens"]
-                    .iter()
-                    .map(|k| u64_at(msg, &["usage", k]))
-                    .sum(),
-            };
-            if self.count_call(msg) {
-                events.push(self.tally.usage_event());
-            }
+        if !synthetic && at(msg, &["usage"]).is_some() && self.count_call(msg) {
+            events.push(self.tally.usage_event());
         }
         let api_error = synthetic && at(v, &["error"]).is_some();
         for block in blocks(msg) {
@@ -177,8 +163,9 @@ impl StreamJsonParser {
         events
     }
 
-    /// Records one model call's usage (the latest for its message id)
-    /// and makes the turn's usage their sum; true when it changed.
+    /// Records one model call's usage (the latest for its message id):
+    /// the context it filled, and the turn's usage as their sum; true
+    /// when that changed.
     fn count_call(&mut self, msg: &Value) -> bool {
         let id = str_at(msg, &["id"]).unwrap_or_default().to_owned();
         let read = u64_at(msg, &["usage", "cache_read_input_tokens"]);
@@ -188,19 +175,20 @@ impl StreamJsonParser {
                 Flavor::Claude => {
                     input + read + u64_at(msg, &["usage", "cache_creation_input_tokens"])
                 }
+                // Qwen's input tokens already hold the cached ones.
                 Flavor::Qwen => input,
             },
             output: u64_at(msg, &["usage", "output_tokens"]),
             cached: read,
         };
+        self.last_call_tokens = call.input + call.output;
         if self.calls.insert(id, call) == Some(call) {
             return false;
         }
-        self.tally.usage = self.calls.values().fold(Usage::default(), |a, c| Usage {
-            input: a.input + c.input,
-            output: a.output + c.output,
-            cached: a.cached + c.cached,
-        });
+        self.tally.usage = Usage::default();
+        for c in self.calls.values() {
+            self.tally.usage += *c;
+        }
         true
     }
 
