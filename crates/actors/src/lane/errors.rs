@@ -1,9 +1,10 @@
 //! Why a turn failed, as one class a fleet (or a script) can act on:
 //! wait for a rate limit, move to another model at a usage wall, stop at
-//! an auth error, restart a crashed CLI. The connectors collect the
-//! structured signals their CLI prints ([`ErrorSignal`]); [`classify`]
-//! decides from those first, then from the exit code, then from the
-//! error's words. Pure: no IO.
+//! an auth error, restart a crashed CLI. A connector passes what its CLI
+//! gives outside the error's text ([`ErrorSignal`]); [`classify`] decides
+//! from that first, then from a status in the error's text, then from its
+//! words (the APIs' own error types included), then from the exit code.
+//! Pure: no IO.
 
 use serde::{Deserialize, Serialize};
 
@@ -40,13 +41,9 @@ pub enum ErrorClass {
 /// What a CLI said about its failure in its structured output.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ErrorSignal {
-    /// The HTTP status of the failed API call.
+    /// The HTTP status of the failed API call, where the CLI gives it
+    /// outside its error's text (gemini: in its exit code).
     pub http_status: Option<u16>,
-    /// The CLI's own name for the error (`rate_limit`, `billing_error`,
-    /// `APIError`, `insufficient_quota` ...).
-    pub kind: Option<String>,
-    /// The CLI said the native session to resume does not exist.
-    pub session_not_found: bool,
 }
 
 /// Classifies a turn that ended with `status` and `exit`, from the CLI's
@@ -64,15 +61,7 @@ pub fn classify(
         TurnStatus::Interrupted => return Some(ErrorClass::Interrupted),
         TurnStatus::Failed => {}
     }
-    if signal.session_not_found {
-        return Some(ErrorClass::SessionNotFound);
-    }
-    let words = format!(
-        "{} {}",
-        signal.kind.as_deref().unwrap_or_default(),
-        text.unwrap_or_default()
-    )
-    .to_lowercase();
+    let words = text.unwrap_or_default().to_lowercase();
     let status = signal.http_status.or_else(|| http_status_in(&words));
     if let Some(class) = status.map(|s| by_status(s, &words)) {
         return Some(class);
@@ -283,12 +272,15 @@ mod tests {
     fn words_then_the_exit_code_decide_when_no_status_is_known() {
         use ErrorClass::*;
         let none = ErrorSignal::default;
-        let kind = |k: &str| ErrorSignal {
-            kind: Some(k.into()),
-            ..ErrorSignal::default()
-        };
-        assert_eq!(failed(kind("rate_limit"), "", Some(1)), Some(RateLimited));
-        assert_eq!(failed(kind("billing_error"), "", Some(1)), Some(UsageLimit));
+        let typed = |t: &str| format!("{{\"error\":{{\"type\":\"{t}\"}}}}");
+        assert_eq!(
+            failed(none(), &typed("rate_limit_error"), Some(1)),
+            Some(RateLimited)
+        );
+        assert_eq!(
+            failed(none(), &typed("billing_error"), Some(1)),
+            Some(UsageLimit)
+        );
         assert_eq!(
             failed(none(), "Invalid API key · Please run /login", Some(1)),
             Some(Auth)
@@ -303,12 +295,8 @@ mod tests {
         );
         assert_eq!(failed(none(), "", Some(137)), Some(CliCrash));
         assert_eq!(failed(none(), "", Some(2)), Some(Other));
-        let gone = ErrorSignal {
-            session_not_found: true,
-            ..ErrorSignal::default()
-        };
         assert_eq!(
-            failed(gone, "No conversation found", Some(1)),
+            failed(none(), "No conversation found", Some(1)),
             Some(SessionNotFound)
         );
     }
