@@ -193,7 +193,6 @@ mod tests {
     fn status(code: u16) -> ErrorSignal {
         ErrorSignal {
             http_status: Some(code),
-            ..ErrorSignal::default()
         }
     }
 
