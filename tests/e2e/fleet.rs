@@ -109,6 +109,22 @@ fn a_bad_task_is_refused_before_anything_runs() {
     );
     let (c, v) = code(&home, &["fleet", "check", &file, "--timeout", "0"]);
     assert_eq!(c, 2, "{v}");
+    let (c, v) = code(&home, &["fleet", "check", "no-such-task.json"]);
+    assert_eq!(c, 2, "{v}");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("no-such-task.json"), "{v}");
+    let good = home.path().join("good.json");
+    std::fs::write(&good, r#"{"goal": "g", "checks": [{"run": "touch ran"}]}"#).expect("task");
+    let good = good.display().to_string();
+    let gone = format!("{dir}/no-such-dir");
+    let (c, v) = code(&home, &["fleet", "check", &good, "-C", &gone]);
+    assert_eq!(c, 2, "{v}");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("no-such-dir") && message.contains("directory"),
+        "{v}"
+    );
+    assert!(!Path::new(&dir).join("ran").exists(), "no check ran");
 }
 
 #[test]
