@@ -79,6 +79,18 @@ pub enum Shortfall {
         /// The tail of its output.
         tail: String,
     },
+    /// The member's turn did not complete (a fleet step only).
+    TurnFailed {
+        /// The lane's error class, when it has one.
+        class: Option<String>,
+        /// What the lane said.
+        error: String,
+    },
+    /// The supervisor's plan could not be followed (a fleet's plan only).
+    BadPlan {
+        /// What was wrong with it, and what a good plan holds.
+        why: String,
+    },
 }
 
 impl std::fmt::Display for Shortfall {
@@ -112,6 +124,11 @@ impl std::fmt::Display for Shortfall {
                     write!(f, "; its output ends with:\n{tail}")
                 }
             }
+            Self::TurnFailed { class, error } => match class {
+                Some(class) => write!(f, "the turn failed ({class}): {error}"),
+                None => write!(f, "the turn failed: {error}"),
+            },
+            Self::BadPlan { why } => write!(f, "the plan cannot be followed: {why}"),
         }
     }
 }

@@ -2,8 +2,9 @@
 //! task and its definition of done ([`task`]), the daemon's literal
 //! acceptance ([`acceptance`]), bounces and the task's state ([`steps`]),
 //! budget caps checked before each dispatch ([`budget`]), context rotation
-//! and handoff notes ([`rotation`]) and service mode's reply check
-//! ([`reply`]).
+//! and handoff notes ([`rotation`]), service mode's reply check
+//! ([`reply`]), the supervisor's plan ([`plan`]) and a fleet's run as a
+//! state machine ([`run`]).
 //!
 //! The host reads artifacts, runs checks and drives lanes; it hands the
 //! facts to these functions and does what they decide. Nothing here may
@@ -11,8 +12,10 @@
 
 pub mod acceptance;
 pub mod budget;
+pub mod plan;
 pub mod reply;
 pub mod rotation;
+pub mod run;
 pub mod steps;
 pub mod task;
 
@@ -20,6 +23,8 @@ use serde::{Deserialize, Serialize};
 
 pub use acceptance::{ArtifactSeen, CheckRan, Evidence, Shortfall, Verdict, judge};
 pub use budget::{BudgetCard, BudgetStop, Dispatch, Spent};
+pub use plan::Assignment;
+pub use run::{Action, FleetRun, Rules, SUPERVISOR, TurnEnd};
 pub use steps::{StepLedger, StepOutcome, TaskState};
 pub use task::{Artifact, Check, Task, TaskError};
 

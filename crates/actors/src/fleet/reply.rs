@@ -85,7 +85,7 @@ pub fn check_reply(spec: &ReplySpec, reply: &str) -> Result<Value, Vec<ReplyFaul
 }
 
 /// The inside of one ```` ``` ```` or ```` ```json ```` block, or `text`.
-fn unfence(text: &str) -> &str {
+pub(crate) fn unfence(text: &str) -> &str {
     let Some(rest) = text.strip_prefix("```") else {
         return text;
     };

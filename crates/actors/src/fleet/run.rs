@@ -1,0 +1,459 @@
+//! One fleet's run as a state machine: the host feeds it what happened (a
+//! task given, a member's turn ended, a step judged) and does the actions
+//! it returns (start a member's turn, judge a step, report an end). The
+//! run is plain data, saved whole after every event, so a daemon that
+//! restarts continues from it. No IO and no clock: the host passes `now`.
+//!
+//! Order of a round: the supervisor is asked; its plan dispatches steps;
+//! each worker's turn ends and its step is judged (bounced back with the
+//! reasons, or accepted); when no step is left in flight the supervisor is
+//! asked again with what happened; a plan that says `done` has the whole
+//! task judged. Every dispatch passes the budget card and `--max-busy`
+//! first.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::acceptance::{Evidence, Shortfall, Verdict};
+use super::budget::{BudgetCard, Dispatch, Spent, may_start_turn};
+use super::plan::{self, Assignment};
+use super::steps::{StepLedger, StepOutcome, TaskState};
+use super::task::Task;
+
+/// The supervisor's role.
+pub const SUPERVISOR: &str = "supervisor";
+/// The ledger's step for the supervisor's plans.
+const PLAN: &str = "plan";
+/// Decisions kept in a run's log.
+const LOG_LIMIT: usize = 1000;
+
+/// What the host knows when it feeds the run an event.
+#[derive(Debug, Clone, Copy)]
+pub struct Rules<'a> {
+    /// The worker roles, in order.
+    pub workers: &'a [String],
+    /// The account each role's calls are billed to (its CLI).
+    pub accounts: &'a BTreeMap<String, String>,
+    /// Turns that may run at once.
+    pub max_busy: Option<usize>,
+    /// The budget card.
+    pub budget: &'a BudgetCard,
+    /// Time since the fleet started.
+    pub elapsed: Duration,
+    /// Now, in milliseconds since the epoch (for the log).
+    pub now_ms: u64,
+}
+
+/// A member's finished turn, as the run needs it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnEnd {
+    /// The turn completed.
+    pub ok: bool,
+    /// Its answer, or its error.
+    pub text: String,
+    /// Its error class, when it failed.
+    pub class: Option<String>,
+    /// Tokens it used (input + output).
+    pub tokens: u64,
+    /// Its cost, where the CLI reports one.
+    pub cost: Option<f64>,
+}
+
+/// What the host must do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Start a turn of the member `role` with `prompt`.
+    Run {
+        /// The member.
+        role: String,
+        /// The prompt.
+        prompt: String,
+    },
+    /// Judge `step` against `task` (a step's artifacts, or the whole task
+    /// for the step `final`) and feed the verdict back.
+    Judge {
+        /// The step.
+        step: String,
+        /// What it is judged against.
+        task: Task,
+    },
+    /// The task ended in this state.
+    Ended(TaskState),
+    /// The fleet paused, for this reason.
+    Paused(String),
+}
+
+/// A turn waiting for a free member, `--max-busy` or the budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Queued {
+    /// A supervisor turn.
+    Supervisor(String),
+    /// A worker's step.
+    Work(Assignment),
+}
+
+/// A supervisor turn in flight.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Asked {
+    /// Its prompt.
+    pub prompt: String,
+    /// Its lane turn, once started.
+    pub turn: Option<u32>,
+}
+
+/// One line of the fleet's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Decision {
+    /// When, in milliseconds since the epoch.
+    pub at_ms: u64,
+    /// What the daemon decided or saw.
+    pub text: String,
+}
+
+/// One fleet's run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct FleetRun {
+    /// The task, with the supervisor's added artifacts.
+    pub task: Option<Task>,
+    /// Its steps and state.
+    pub ledger: StepLedger,
+    /// What was spent.
+    pub spent: Spent,
+    /// The supervisor's turn in flight.
+    pub supervisor: Option<Asked>,
+    /// Worker steps in flight, by role.
+    pub working: BTreeMap<String, Assignment>,
+    /// Steps whose turns ended, being judged, by step.
+    pub judging: BTreeMap<String, Assignment>,
+    /// The whole task is being judged.
+    pub judging_final: bool,
+    /// Turns waiting to start.
+    pub queue: VecDeque<Queued>,
+    /// What happened since the supervisor's last turn.
+    pub news: Vec<String>,
+    /// Why the fleet is paused.
+    pub paused: Option<String>,
+    /// The daemon's decisions, oldest first (the last [`LOG_LIMIT`]).
+    pub log: Vec<Decision>,
+}
+
+impl FleetRun {
+    /// Gives the fleet its task; refused while another task runs.
+    pub fn give(&mut self, task: Task, r: &Rules<'_>) -> Result<Vec<Action>, String> {
+        if self.task.is_some() && !self.ledger.state.is_final() {
+            return Err("the fleet is still working on its task".into());
+        }
+        *self = FleetRun {
+            log: std::mem::take(&mut self.log),
+            ..FleetRun::default()
+        };
+        self.note(r, format!("task given: {}", task.goal));
+        self.queue
+            .push_back(Queued::Supervisor(plan::kickoff(&task, r.workers)));
+        self.task = Some(task);
+        Ok(self.pump(r))
+    }
+
+    /// A member's turn started as lane turn `turn`.
+    pub fn started(&mut self, role: &str, turn: u32) {
+        if role == SUPERVISOR {
+            if let Some(asked) = &mut self.supervisor {
+                asked.turn = Some(turn);
+            }
+        } else if let Some(a) = self.working.get_mut(role) {
+            a.turn = Some(turn);
+        }
+    }
+
+    /// A member's turn ended.
+    pub fn ended(&mut self, role: &str, end: TurnEnd, r: &Rules<'_>) -> Vec<Action> {
+        let account = r.accounts.get(role).map_or("", String::as_str);
+        self.spent.used(account, end.tokens, end.cost);
+        let mut out = if role == SUPERVISOR {
+            match self.supervisor.take() {
+                Some(_) => self.planned(end, r),
+                None => Vec::new(),
+            }
+        } else {
+            match self.working.remove(role) {
+                Some(a) if !end.ok => {
+                    let why = Shortfall::TurnFailed {
+                        class: end.class,
+                        error: end.text,
+                    };
+                    self.settle(a, Verdict::Bounced(vec![why]), r)
+                }
+                Some(a) if a.artifacts.is_empty() => {
+                    self.settle(a, Verdict::Accepted(Evidence::default()), r)
+                }
+                Some(a) => {
+                    let task = self.step_task(&a);
+                    self.judging.insert(a.step.clone(), a.clone());
+                    vec![Action::Judge { step: a.step, task }]
+                }
+                None => Vec::new(),
+            }
+        };
+        out.extend(self.pump(r));
+        out
+    }
+
+    /// The daemon's verdict on `step`.
+    pub fn judged(&mut self, step: &str, verdict: Verdict, r: &Rules<'_>) -> Vec<Action> {
+        let mut out = if step == "final" {
+            self.judging_final = false;
+            self.finally(verdict, r)
+        } else {
+            match self.judging.remove(step) {
+                Some(a) => self.settle(a, verdict, r),
+                None => Vec::new(),
+            }
+        };
+        out.extend(self.pump(r));
+        out
+    }
+
+    /// Pauses: nothing new starts until [`Self::resume`].
+    pub fn pause(&mut self, reason: String, r: &Rules<'_>) {
+        self.note(r, format!("paused: {reason}"));
+        self.paused = Some(reason);
+    }
+
+    /// Resumes (with a new budget card in `r` when one was given).
+    pub fn resume(&mut self, r: &Rules<'_>) -> Vec<Action> {
+        self.paused = None;
+        if self.ledger.state == TaskState::OutOfBudget {
+            self.ledger.state = TaskState::Running;
+        }
+        self.note(r, "resumed".into());
+        self.pump(r)
+    }
+
+    /// Nothing is in flight, queued or being judged.
+    pub fn idle(&self) -> bool {
+        self.supervisor.is_none()
+            && self.working.is_empty()
+            && self.judging.is_empty()
+            && !self.judging_final
+            && self.queue.is_empty()
+    }
+
+    fn planned(&mut self, end: TurnEnd, r: &Rules<'_>) -> Vec<Action> {
+        let Some(task) = self.task.clone() else {
+            return Vec::new();
+        };
+        let faults = if end.ok {
+            let busy: Vec<String> = self.working.keys().cloned().collect();
+            match plan::parse_plan(&end.text, &task, r.workers, &busy, &self.ledger) {
+                Ok(p) => return self.follow(p, r),
+                Err(faults) => faults,
+            }
+        } else {
+            vec![format!("the supervisor's turn failed: {}", end.text)]
+        };
+        let why = faults.join("; ");
+        let verdict = Verdict::Bounced(vec![Shortfall::BadPlan { why: why.clone() }]);
+        match self.ledger.record(PLAN, verdict) {
+            StepOutcome::Blocked(_) => self.end(TaskState::Blocked, r, format!("blocked: {why}")),
+            _ => {
+                self.note(r, format!("plan bounced: {why}"));
+                let prompt = plan::report(&[format!("Your last answer was refused: {why}")]);
+                self.queue.push_back(Queued::Supervisor(prompt));
+                Vec::new()
+            }
+        }
+    }
+
+    fn follow(&mut self, p: plan::Plan, r: &Rules<'_>) -> Vec<Action> {
+        self.task = Some(p.task.clone());
+        if p.done {
+            self.note(r, "the supervisor says done: judging the whole task".into());
+            self.judging_final = true;
+            return vec![Action::Judge {
+                step: "final".into(),
+                task: p.task,
+            }];
+        }
+        for a in p.dispatch {
+            self.note(r, format!("dispatch {} to {}", a.step, a.to));
+            let mut a = a;
+            a.prompt = plan::work_prompt(&a);
+            self.queue.push_back(Queued::Work(a));
+        }
+        Vec::new()
+    }
+
+    fn settle(&mut self, a: Assignment, verdict: Verdict, r: &Rules<'_>) -> Vec<Action> {
+        match self.ledger.record(&a.step, verdict) {
+            StepOutcome::Accepted(_) => {
+                self.note(r, format!("step {} of {} accepted", a.step, a.to));
+                self.news
+                    .push(format!("step {} ({}) was accepted", a.step, a.to));
+            }
+            StepOutcome::Bounced { bounce, reasons } => {
+                let reasons: Vec<String> = reasons.iter().map(ToString::to_string).collect();
+                self.note(
+                    r,
+                    format!("step {} bounced ({bounce}): {}", a.step, reasons.join("; ")),
+                );
+                let mut again = a.clone();
+                again.prompt = plan::bounce_prompt(&a, bounce, &reasons);
+                again.turn = None;
+                self.queue.push_back(Queued::Work(again));
+            }
+            StepOutcome::Blocked(reasons) => {
+                let reasons: Vec<String> = reasons.iter().map(ToString::to_string).collect();
+                let why = format!("step {} bounced 3 times: {}", a.step, reasons.join("; "));
+                return self.end(TaskState::Blocked, r, why);
+            }
+            StepOutcome::AlreadyAccepted | StepOutcome::TaskOver(_) => {}
+        }
+        self.next_round();
+        Vec::new()
+    }
+
+    fn finally(&mut self, verdict: Verdict, r: &Rules<'_>) -> Vec<Action> {
+        match self.ledger.record_final(verdict) {
+            StepOutcome::Accepted(_) => {
+                self.end(TaskState::Completed, r, "the task is completed".into())
+            }
+            StepOutcome::Bounced { bounce, reasons } => {
+                let lines: Vec<String> = reasons.iter().map(ToString::to_string).collect();
+                self.note(
+                    r,
+                    format!("the whole task bounced ({bounce}): {}", lines.join("; ")),
+                );
+                let mut report = vec![format!(
+                    "The task is not done yet (bounce {bounce} of 3). The daemon found:"
+                )];
+                report.extend(lines);
+                self.queue
+                    .push_back(Queued::Supervisor(plan::report(&report)));
+                Vec::new()
+            }
+            StepOutcome::Blocked(reasons) => {
+                let lines: Vec<String> = reasons.iter().map(ToString::to_string).collect();
+                let why = format!("the whole task bounced 3 times: {}", lines.join("; "));
+                self.end(TaskState::Blocked, r, why)
+            }
+            StepOutcome::AlreadyAccepted | StepOutcome::TaskOver(_) => Vec::new(),
+        }
+    }
+
+    /// When the round's last step settles, the supervisor hears about it.
+    fn next_round(&mut self) {
+        let waiting = self.supervisor.is_some()
+            || !self.working.is_empty()
+            || !self.judging.is_empty()
+            || self.judging_final
+            || !self.queue.is_empty();
+        if !waiting && !self.ledger.state.is_final() {
+            let news = std::mem::take(&mut self.news);
+            self.queue
+                .push_back(Queued::Supervisor(plan::report(&news)));
+        }
+    }
+
+    fn end(&mut self, state: TaskState, r: &Rules<'_>, why: String) -> Vec<Action> {
+        self.ledger.state = state;
+        self.queue.clear();
+        self.note(r, why);
+        vec![Action::Ended(state)]
+    }
+
+    /// Starts what may start: free member, `--max-busy`, budget.
+    fn pump(&mut self, r: &Rules<'_>) -> Vec<Action> {
+        let mut out = Vec::new();
+        if self.paused.is_some() || self.ledger.state.is_final() {
+            return out;
+        }
+        let mut i = 0;
+        while i < self.queue.len() {
+            let busy = usize::from(self.supervisor.is_some()) + self.working.len();
+            if !may_start_turn(busy, r.max_busy) {
+                break;
+            }
+            let role = match &self.queue[i] {
+                Queued::Supervisor(_) => SUPERVISOR.to_owned(),
+                Queued::Work(a) => a.to.clone(),
+            };
+            let free = if role == SUPERVISOR {
+                self.supervisor.is_none()
+            } else {
+                !self.working.contains_key(&role)
+            };
+            if !free {
+                i += 1;
+                continue;
+            }
+            let account = r.accounts.get(&role).map_or("", String::as_str);
+            let what = if role == SUPERVISOR {
+                Dispatch::Round { account }
+            } else {
+                Dispatch::Work { account }
+            };
+            if let Err(stop) = r.budget.allows(&self.spent, r.elapsed, what) {
+                let reason = format!("out of budget: {stop}");
+                self.ledger.out_of_budget();
+                self.pause(reason.clone(), r);
+                out.push(Action::Paused(reason));
+                return out;
+            }
+            self.spent.dispatched(what);
+            let Some(next) = self.queue.remove(i) else {
+                break;
+            };
+            out.push(self.begin(next));
+        }
+        out
+    }
+
+    fn begin(&mut self, next: Queued) -> Action {
+        match next {
+            Queued::Supervisor(prompt) => {
+                self.supervisor = Some(Asked {
+                    prompt: prompt.clone(),
+                    turn: None,
+                });
+                Action::Run {
+                    role: SUPERVISOR.into(),
+                    prompt,
+                }
+            }
+            Queued::Work(a) => {
+                let action = Action::Run {
+                    role: a.to.clone(),
+                    prompt: a.prompt.clone(),
+                };
+                self.working.insert(a.to.clone(), a);
+                action
+            }
+        }
+    }
+
+    fn step_task(&self, a: &Assignment) -> Task {
+        Task {
+            goal: a.step.clone(),
+            hours: None,
+            artifacts: a.artifacts.clone(),
+            checks: Vec::new(),
+        }
+    }
+
+    fn note(&mut self, r: &Rules<'_>, text: String) {
+        self.log.push(Decision {
+            at_ms: r.now_ms,
+            text,
+        });
+        if self.log.len() > LOG_LIMIT {
+            let extra = self.log.len() - LOG_LIMIT;
+            self.log.drain(..extra);
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "run_tests.rs"]
+mod tests;

@@ -1,0 +1,225 @@
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+use crate::fleet::acceptance::Shortfall;
+
+struct Fixture {
+    workers: Vec<String>,
+    accounts: BTreeMap<String, String>,
+    budget: BudgetCard,
+    max_busy: Option<usize>,
+}
+
+impl Fixture {
+    fn new(n: usize) -> Self {
+        let workers: Vec<String> = (1..=n).map(|i| format!("worker-{i}")).collect();
+        let mut accounts: BTreeMap<String, String> =
+            workers.iter().map(|w| (w.clone(), "exec".into())).collect();
+        accounts.insert(SUPERVISOR.into(), "claude".into());
+        Self {
+            workers,
+            accounts,
+            budget: BudgetCard::default(),
+            max_busy: None,
+        }
+    }
+
+    fn rules(&self) -> Rules<'_> {
+        Rules {
+            workers: &self.workers,
+            accounts: &self.accounts,
+            max_busy: self.max_busy,
+            budget: &self.budget,
+            elapsed: Duration::from_secs(1),
+            now_ms: 1,
+        }
+    }
+}
+
+fn task() -> Task {
+    Task::parse(r#"{"goal": "a report", "artifacts": [{"path": "r.md"}]}"#).unwrap()
+}
+
+fn ok(text: &str) -> TurnEnd {
+    TurnEnd {
+        ok: true,
+        text: text.into(),
+        tokens: 10,
+        ..TurnEnd::default()
+    }
+}
+
+fn roles(actions: &[Action]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Run { role, .. } => Some(role.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn prompt_of(actions: &[Action], who: &str) -> String {
+    actions
+        .iter()
+        .find_map(|a| match a {
+            Action::Run { role, prompt } if role == who => Some(prompt.clone()),
+            _ => None,
+        })
+        .unwrap()
+}
+
+const ONE_STEP: &str = r#"{"dispatch": [{"to": "worker-1", "step": "s1", "prompt": "write r.md",
+    "artifacts": [{"path": "r.md", "contains": ["Conclusion"]}]}]}"#;
+
+fn missing() -> Verdict {
+    Verdict::Bounced(vec![Shortfall::Missing {
+        path: "r.md".into(),
+    }])
+}
+
+#[test]
+fn a_round_runs_from_the_plan_to_the_daemons_acceptance() {
+    let f = Fixture::new(1);
+    let mut run = FleetRun::default();
+    let a = run.give(task(), &f.rules()).unwrap();
+    assert!(prompt_of(&a, SUPERVISOR).contains("a report"));
+    run.started(SUPERVISOR, 1);
+    let a = run.ended(SUPERVISOR, ok(ONE_STEP), &f.rules());
+    assert!(prompt_of(&a, "worker-1").contains("Conclusion"));
+    let a = run.ended("worker-1", ok("written"), &f.rules());
+    let [Action::Judge { step, task }] = a.as_slice() else {
+        panic!("{a:?}")
+    };
+    assert_eq!(step, "s1");
+    assert!(task.checks.is_empty(), "a step is judged on its artifacts");
+    let a = run.judged("s1", Verdict::Accepted(Evidence::default()), &f.rules());
+    assert!(prompt_of(&a, SUPERVISOR).contains("step s1 (worker-1) was accepted"));
+    let a = run.ended(SUPERVISOR, ok(r#"{"done": true}"#), &f.rules());
+    let [Action::Judge { step, task }] = a.as_slice() else {
+        panic!("{a:?}")
+    };
+    assert_eq!(step, "final");
+    assert_eq!(
+        task.artifacts[0].contains,
+        vec!["Conclusion"],
+        "additions kept"
+    );
+    let a = run.judged("final", Verdict::Accepted(Evidence::default()), &f.rules());
+    assert_eq!(a, vec![Action::Ended(TaskState::Completed)]);
+    assert_eq!(run.spent.model_calls, 3);
+    assert_eq!(run.spent.rounds, 2);
+    assert_eq!(run.spent.tokens, 30);
+    assert!(run.idle());
+}
+
+#[test]
+fn a_missing_artifact_bounces_with_its_reason_three_times_then_blocks() {
+    let f = Fixture::new(1);
+    let mut run = FleetRun::default();
+    run.give(task(), &f.rules()).unwrap();
+    run.ended(SUPERVISOR, ok(ONE_STEP), &f.rules());
+    for bounce in 1..=2 {
+        run.ended("worker-1", ok("done"), &f.rules());
+        let a = run.judged("s1", missing(), &f.rules());
+        let prompt = prompt_of(&a, "worker-1");
+        assert!(
+            prompt.contains(&format!("bounce {bounce} of 3")),
+            "{prompt}"
+        );
+        assert!(prompt.contains("r.md does not exist"), "{prompt}");
+    }
+    run.ended("worker-1", ok("done"), &f.rules());
+    let a = run.judged("s1", missing(), &f.rules());
+    assert_eq!(a, vec![Action::Ended(TaskState::Blocked)]);
+    assert!(run.log.last().unwrap().text.contains("r.md does not exist"));
+    assert!(run.idle());
+}
+
+#[test]
+fn a_failed_worker_turn_bounces_with_its_error_class() {
+    let f = Fixture::new(1);
+    let mut run = FleetRun::default();
+    run.give(task(), &f.rules()).unwrap();
+    run.ended(SUPERVISOR, ok(ONE_STEP), &f.rules());
+    let failed = TurnEnd {
+        text: "429 too many requests".into(),
+        class: Some("rate_limited".into()),
+        ..TurnEnd::default()
+    };
+    let a = run.ended("worker-1", failed, &f.rules());
+    assert!(prompt_of(&a, "worker-1").contains("the turn failed (rate_limited)"));
+}
+
+#[test]
+fn a_budget_of_three_calls_stops_the_fourth_dispatch_before_it_happens() {
+    let mut f = Fixture::new(2);
+    f.budget.model_calls = Some(3);
+    let mut run = FleetRun::default();
+    run.give(task(), &f.rules()).unwrap();
+    let two = r#"{"dispatch": [{"to": "worker-1", "step": "a", "prompt": "p"},
+                              {"to": "worker-2", "step": "b", "prompt": "p"}]}"#;
+    let a = run.ended(SUPERVISOR, ok(two), &f.rules());
+    assert_eq!(roles(&a), vec!["worker-1", "worker-2"]);
+    run.ended("worker-1", ok("done"), &f.rules());
+    let a = run.ended("worker-2", ok("done"), &f.rules());
+    let [Action::Paused(reason)] = a.as_slice() else {
+        panic!("{a:?}")
+    };
+    assert!(reason.contains("3 model calls"), "{reason}");
+    assert_eq!(run.spent.model_calls, 3);
+    assert_eq!(run.ledger.state, TaskState::OutOfBudget);
+    f.budget.model_calls = Some(10);
+    let a = run.resume(&f.rules());
+    assert_eq!(roles(&a), vec![SUPERVISOR]);
+    assert_eq!(run.ledger.state, TaskState::Running);
+}
+
+#[test]
+fn max_busy_holds_turns_until_one_ends() {
+    let mut f = Fixture::new(2);
+    f.max_busy = Some(1);
+    let mut run = FleetRun::default();
+    run.give(task(), &f.rules()).unwrap();
+    let two = r#"{"dispatch": [{"to": "worker-1", "step": "a", "prompt": "p"},
+                              {"to": "worker-2", "step": "b", "prompt": "p"}]}"#;
+    let a = run.ended(SUPERVISOR, ok(two), &f.rules());
+    assert_eq!(roles(&a), vec!["worker-1"]);
+    let a = run.ended("worker-1", ok("done"), &f.rules());
+    assert_eq!(roles(&a), vec!["worker-2"]);
+}
+
+#[test]
+fn a_saved_run_continues_and_never_accepts_a_step_twice() {
+    let f = Fixture::new(1);
+    let mut run = FleetRun::default();
+    run.give(task(), &f.rules()).unwrap();
+    run.ended(SUPERVISOR, ok(ONE_STEP), &f.rules());
+    run.started("worker-1", 4);
+    let saved = serde_json::to_string(&run).unwrap();
+    let mut back: FleetRun = serde_json::from_str(&saved).unwrap();
+    assert_eq!(back, run);
+    assert_eq!(back.working["worker-1"].turn, Some(4));
+    back.ended("worker-1", ok("done"), &f.rules());
+    back.judged("s1", Verdict::Accepted(Evidence::default()), &f.rules());
+    assert!(back.judged("s1", missing(), &f.rules()).is_empty());
+    assert!(back.ledger.steps["s1"].accepted.is_some());
+}
+
+#[test]
+fn three_refused_plans_block_the_task_and_a_second_task_waits_for_the_first() {
+    let f = Fixture::new(1);
+    let mut run = FleetRun::default();
+    run.give(task(), &f.rules()).unwrap();
+    assert!(run.give(task(), &f.rules()).is_err());
+    for _ in 0..2 {
+        let a = run.ended(SUPERVISOR, ok("I will think about it."), &f.rules());
+        assert!(prompt_of(&a, SUPERVISOR).contains("refused"));
+    }
+    let a = run.ended(SUPERVISOR, ok("still prose"), &f.rules());
+    assert_eq!(a, vec![Action::Ended(TaskState::Blocked)]);
+    assert!(
+        run.give(task(), &f.rules()).is_ok(),
+        "a new task may follow"
+    );
+}
