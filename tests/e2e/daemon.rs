@@ -29,6 +29,7 @@ fn up_is_idempotent_and_down_stops_the_daemon() {
             "router",
             "watchdog",
             "lane_supervisor",
+            "fleets",
             "control_server"
         ]
     );

@@ -31,6 +31,7 @@ pub struct ChildRefs {
     registry: RwLock<Option<RegistryRef>>,
     router: RwLock<Option<RouterRef>>,
     lanes: RwLock<Option<crate::lanes::LaneSupervisorRef>>,
+    fleets: RwLock<Option<crate::fleet::runner::FleetsRef>>,
 }
 
 impl ChildRefs {
@@ -47,6 +48,17 @@ impl ChildRefs {
     /// The lane supervisor, if it is running.
     pub fn lanes(&self) -> Option<crate::lanes::LaneSupervisorRef> {
         self.lanes.read().ok().and_then(|r| r.clone())
+    }
+
+    /// The fleets' actor, if it is running.
+    pub fn fleets(&self) -> Option<crate::fleet::runner::FleetsRef> {
+        self.fleets.read().ok().and_then(|r| r.clone())
+    }
+
+    pub(crate) fn set_fleets(&self, r: Option<crate::fleet::runner::FleetsRef>) {
+        if let Ok(mut slot) = self.fleets.write() {
+            *slot = r;
+        }
     }
 
     pub(crate) fn set_lanes(&self, r: Option<crate::lanes::LaneSupervisorRef>) {

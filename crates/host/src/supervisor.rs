@@ -28,6 +28,7 @@ use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SpawnErr, Supervisi
 
 use crate::context::HostContext;
 use crate::control::ControlServer;
+use crate::fleet::runner::Fleets;
 use crate::hub_link::HubLink;
 use crate::lanes::LaneSupervisor;
 use crate::registry::Registry;
@@ -45,6 +46,8 @@ pub enum ChildKind {
     Watchdog,
     /// Lanes.
     LaneSupervisor,
+    /// Fleets (after lanes: their members are lanes).
+    Fleets,
     /// The socket.
     ControlServer,
     /// The link to the hub.
@@ -52,11 +55,12 @@ pub enum ChildKind {
 }
 
 impl ChildKind {
-    const ALL: [ChildKind; 6] = [
+    const ALL: [ChildKind; 7] = [
         Self::Registry,
         Self::Router,
         Self::Watchdog,
         Self::LaneSupervisor,
+        Self::Fleets,
         Self::ControlServer,
         Self::HubLink,
     ];
@@ -77,6 +81,7 @@ impl ChildKind {
             Self::Router => "router",
             Self::Watchdog => "watchdog",
             Self::LaneSupervisor => "lane_supervisor",
+            Self::Fleets => "fleets",
             Self::ControlServer => "control_server",
             Self::HubLink => "hub_link",
         }
@@ -299,6 +304,11 @@ async fn spawn_child(
             ctx.children.set_lanes(Some(actor.clone()));
             actor.get_cell()
         }
+        ChildKind::Fleets => {
+            let (actor, _) = Actor::spawn_linked(None, Fleets, args, sup).await?;
+            ctx.children.set_fleets(Some(actor.clone()));
+            actor.get_cell()
+        }
         ChildKind::ControlServer => Actor::spawn_linked(None, ControlServer, args, sup)
             .await?
             .0
@@ -315,6 +325,7 @@ fn clear_ref(ctx: &HostContext, kind: ChildKind) {
         ChildKind::Registry => ctx.children.set_registry(None),
         ChildKind::Router => ctx.children.set_router(None),
         ChildKind::LaneSupervisor => ctx.children.set_lanes(None),
+        ChildKind::Fleets => ctx.children.set_fleets(None),
         ChildKind::Watchdog | ChildKind::ControlServer | ChildKind::HubLink => {}
     }
 }

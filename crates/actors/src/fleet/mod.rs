@@ -12,7 +12,9 @@
 
 pub mod acceptance;
 pub mod budget;
+pub mod pairs;
 pub mod plan;
+pub mod record;
 pub mod reply;
 pub mod rotation;
 pub mod run;
@@ -24,6 +26,7 @@ use serde::{Deserialize, Serialize};
 pub use acceptance::{ArtifactSeen, CheckRan, Evidence, Shortfall, Verdict, judge};
 pub use budget::{BudgetCard, BudgetStop, Dispatch, Spent};
 pub use plan::Assignment;
+pub use record::{FleetRecord, FleetSpec, MemberSpec};
 pub use run::{Action, FleetRun, Rules, SUPERVISOR, TurnEnd};
 pub use steps::{StepLedger, StepOutcome, TaskState};
 pub use task::{Artifact, Check, Task, TaskError};

@@ -364,7 +364,7 @@ impl FleetRun {
     }
 
     /// Starts what may start: free member, `--max-busy`, budget.
-    fn pump(&mut self, r: &Rules<'_>) -> Vec<Action> {
+    pub fn pump(&mut self, r: &Rules<'_>) -> Vec<Action> {
         let mut out = Vec::new();
         if self.paused.is_some() || self.ledger.state.is_final() {
             return out;

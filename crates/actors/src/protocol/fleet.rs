@@ -3,7 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::fleet::{Evidence, Shortfall, Task};
+use crate::fleet::run::Decision;
+use crate::fleet::{BudgetCard, Evidence, FleetSpec, Lifecycle, Shortfall, Spent, Task, TaskState};
+use crate::lane::{CliKind, LanePhase, Usage};
+use crate::model::Timestamp;
+use crate::names::PeerName;
 
 /// Arguments of `fleet.check`: judge TASK's definition of done in DIR now,
 /// as a fleet's acceptance would.
@@ -30,4 +34,170 @@ pub struct FleetCheckReply {
     pub shortfalls: Vec<Shortfall>,
     /// What was found, when accepted.
     pub evidence: Option<Evidence>,
+}
+
+/// Arguments of `fleet.start`: the spec, and optionally the first task.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FleetStartArgs {
+    /// What the fleet is started with.
+    pub spec: FleetSpec,
+    /// Its first task (a smoke fleet gets its own).
+    #[serde(default)]
+    pub task: Option<Task>,
+}
+
+/// Arguments of `fleet.task`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FleetTaskArgs {
+    /// The fleet.
+    pub name: PeerName,
+    /// The task (validated again by the daemon).
+    pub task: Task,
+}
+
+macro_rules! name_args {
+    ($($(#[$doc:meta])* $ty:ident;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, Serialize, Deserialize)]
+        pub struct $ty {
+            /// The fleet.
+            pub name: PeerName,
+        }
+    )*};
+}
+
+name_args! {
+    /// Arguments of `fleet.status`.
+    FleetStatusArgs;
+    /// Arguments of `fleet.pause`.
+    FleetPauseArgs;
+    /// Arguments of `fleet.stop`.
+    FleetStopArgs;
+    /// Arguments of `fleet.history`.
+    FleetHistoryArgs;
+}
+
+/// Arguments of `fleet.resume`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FleetResumeArgs {
+    /// The fleet.
+    pub name: PeerName,
+    /// A new budget card, replacing the old one.
+    #[serde(default)]
+    pub budget: Option<BudgetCard>,
+}
+
+/// Where a fleet stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FleetState {
+    /// Waiting for a task.
+    Idle,
+    /// Working on its task.
+    Running,
+    /// Paused by a person or by its budget (see `paused_reason`).
+    Paused,
+    /// The task is completed.
+    Completed,
+    /// The task is blocked (see `history`).
+    Blocked,
+    /// Stopped by a person.
+    Stopped,
+}
+
+/// One step of the task, as the daemon judged it.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FleetStepView {
+    /// The step's id (`plan` and `final` are the daemon's).
+    pub step: String,
+    /// Bounces so far.
+    pub bounces: u32,
+    /// The reasons of the last bounce.
+    pub last_reasons: Vec<Shortfall>,
+    /// The evidence, once accepted.
+    pub evidence: Option<Evidence>,
+}
+
+/// One member of a fleet.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FleetMemberView {
+    /// `supervisor`, `worker-1`, ...
+    pub role: String,
+    /// Its lane's name.
+    pub lane: String,
+    /// Its CLI.
+    pub cli: CliKind,
+    /// Its model, when set.
+    pub model: Option<String>,
+    /// Its lane's phase (`null` before its first turn).
+    pub phase: Option<LanePhase>,
+    /// Turns it ran.
+    pub turns: u32,
+    /// The step it works on now.
+    pub step: Option<String>,
+    /// Context window in use after its last turn, where known.
+    pub context_used_pct: Option<f64>,
+    /// Its last turn's tokens.
+    pub usage: Option<Usage>,
+    /// Its last turn's cost, where the CLI tells.
+    pub cost_usd: Option<f64>,
+    /// Messages waiting in its inbox.
+    pub inbox_depth: u64,
+}
+
+/// A fleet (`flotilla.fleet.v1`).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FleetView {
+    /// Schema id: `flotilla.fleet.v1`.
+    pub schema: String,
+    /// Its name.
+    pub name: PeerName,
+    /// Where it stands.
+    pub state: FleetState,
+    /// Why it is paused.
+    pub paused_reason: Option<String>,
+    /// Its lifecycle.
+    pub lifecycle: Lifecycle,
+    /// Its directory.
+    pub dir: String,
+    /// Its private group.
+    pub group: String,
+    /// When it started.
+    pub started_at: Timestamp,
+    /// Its task, with the supervisor's added artifacts.
+    pub task: Option<Task>,
+    /// Its task's state.
+    pub task_state: Option<TaskState>,
+    /// Every step judged so far.
+    pub steps: Vec<FleetStepView>,
+    /// The supervisor first, then the workers.
+    pub members: Vec<FleetMemberView>,
+    /// What was spent.
+    pub spent: Spent,
+    /// The caps.
+    pub budget: BudgetCard,
+    /// `--max-busy`.
+    pub max_busy: Option<usize>,
+    /// The last decisions (at most 20; `fleet history` has them all).
+    pub recent: Vec<Decision>,
+}
+
+/// Reply of `fleet.list` (`flotilla.fleets.v1`).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FleetListReply {
+    /// Schema id: `flotilla.fleets.v1`.
+    pub schema: String,
+    /// Every fleet, by name.
+    pub fleets: Vec<FleetView>,
+}
+
+/// Reply of `fleet.history` (`flotilla.fleet-history.v1`).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FleetHistoryReply {
+    /// Schema id: `flotilla.fleet-history.v1`.
+    pub schema: String,
+    /// The fleet.
+    pub name: PeerName,
+    /// Every decision kept, oldest first.
+    pub decisions: Vec<Decision>,
 }

@@ -121,6 +121,22 @@ ops! {
     RemoteCall(RemoteCallArgs) = "remote.call" -> Value;
     /// Judge a fleet task's definition of done in a directory now.
     FleetCheck(FleetCheckArgs) = "fleet.check" -> FleetCheckReply;
+    /// Start a fleet: its members' lanes, and its first task if given.
+    FleetStart(FleetStartArgs) = "fleet.start" -> FleetView;
+    /// Give a fleet its next task.
+    FleetTask(FleetTaskArgs) = "fleet.task" -> FleetView;
+    /// One fleet.
+    FleetStatus(FleetStatusArgs) = "fleet.status" -> FleetView;
+    /// Every fleet.
+    FleetList(Empty) = "fleet.list" -> FleetListReply;
+    /// Hold every further dispatch.
+    FleetPause(FleetPauseArgs) = "fleet.pause" -> FleetView;
+    /// Dispatch again, optionally under a new budget card.
+    FleetResume(FleetResumeArgs) = "fleet.resume" -> FleetView;
+    /// Stop a fleet: its running turns are interrupted, nothing more runs.
+    FleetStop(FleetStopArgs) = "fleet.stop" -> FleetView;
+    /// A fleet's decisions.
+    FleetHistory(FleetHistoryArgs) = "fleet.history" -> FleetHistoryReply;
 }
 
 /// An empty argument list or reply.

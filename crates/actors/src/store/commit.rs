@@ -47,6 +47,11 @@ pub(super) enum WriteOp {
     },
     Touch(Vec<(PeerId, Timestamp)>),
     PutLane(Box<LaneRecord>),
+    PutFleet {
+        name: String,
+        json: Vec<u8>,
+    },
+    RemoveFleet(String),
     WriteLane(Box<LaneWrite>, Timestamp),
     NoticeSent {
         lane: String,
@@ -456,6 +461,12 @@ fn apply(txn: &redb::WriteTransaction, op: WriteOp) -> Result<WriteDone, StoreEr
         }
         WriteOp::Touch(seen) => peers::touch(txn, &seen).map(|()| WriteDone::Nothing),
         WriteOp::PutLane(lane) => lanes::put_lane(txn, &lane).map(|()| WriteDone::Nothing),
+        WriteOp::PutFleet { name, json } => {
+            super::fleets::put(txn, &name, &json).map(|()| WriteDone::Nothing)
+        }
+        WriteOp::RemoveFleet(name) => {
+            super::fleets::remove(txn, &name).map(|()| WriteDone::Nothing)
+        }
         WriteOp::WriteLane(w, at) => lanes::write_lane(txn, *w, at).map(WriteDone::Events),
         WriteOp::NoticeSent { lane, turn } => {
             lanes::notice_sent(txn, &lane, turn).map(|()| WriteDone::Nothing)

@@ -6,6 +6,7 @@
 //! with immediate durability: when a write's reply is sent, it is on disk.
 
 pub mod commit;
+mod fleets;
 mod lanes;
 mod mail;
 mod outbox;
@@ -72,6 +73,9 @@ pub enum StoreError {
     /// A record could not be decoded (corruption, or a bug).
     #[error("a stored record could not be read: {0}")]
     Codec(#[from] CodecError),
+    /// A JSON record (a fleet's) could not be written or read.
+    #[error("a stored fleet record could not be used: {0}")]
+    Record(String),
     /// A rule of the data was broken (for example, a recipient vanished).
     #[error("{0}")]
     Rejected(String),

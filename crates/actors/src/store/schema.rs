@@ -8,7 +8,7 @@ use redb::{ReadTransaction, TableDefinition, TableHandle, WriteTransaction};
 use super::StoreError;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u64 = 9;
+pub const SCHEMA_VERSION: u64 = 10;
 
 /// Key `schema_version`, and `host_seq` (the last inbox sequence number).
 pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
@@ -66,6 +66,10 @@ pub(crate) const LANE_SHELF: TableDefinition<(&str, u32), &[u8]> =
 pub(crate) const REMOTE_ROSTER: TableDefinition<&str, &[u8]> =
     TableDefinition::new("remote_roster");
 
+/// Version 10: fleet name to its record as JSON (the fleet's spec and
+/// its run), written whole after every event of the run.
+pub(crate) const FLEETS: TableDefinition<&str, &[u8]> = TableDefinition::new("fleets");
+
 pub(crate) const VERSION_KEY: &str = "schema_version";
 pub(crate) const HOST_SEQ_KEY: &str = "host_seq";
 
@@ -97,6 +101,9 @@ pub(crate) fn migrate(txn: &WriteTransaction, from: u64) -> Result<(), StoreErro
                 txn.open_table(REMOTE_ROSTER)?;
             }
             8 => super::upgrade_v9::migrate(txn)?,
+            9 => {
+                txn.open_table(FLEETS)?;
+            }
             _ => unreachable!("no migration from version {version}"),
         }
         tracing::info!(from = version, to = version + 1, "store migrated");

@@ -1,10 +1,13 @@
-//! `flotilla fleet ...`: fleets of a supervisor and workers. For now, the
-//! daemon's acceptance of a task's definition of done (`fleet check`).
+//! `flotilla fleet ...`: fleets of a supervisor and workers: start one,
+//! give it tasks, watch, pause, resume and stop it, and try a definition
+//! of done (`fleet check`).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use flotilla_actors::fleet::Lifecycle;
+use flotilla_actors::lane::CliKind;
 
 use super::duration::parse_within;
 
@@ -21,6 +24,122 @@ Examples:
   flotilla --json fleet check task.json --timeout 10m"
     )]
     Check(FleetCheckArgs),
+    /// Start a fleet: a supervisor and N workers (lanes NAME-supervisor,
+    /// NAME-worker-1, ...) in the fleet's directory.
+    #[command(
+        after_help = "Exit: 0 started, 2 bad input (nothing started), 3 no daemon, 5 refused (a pair the pair table does not list), 6 the name is in use.
+
+Examples:
+  flotilla fleet start report --supervisor claude --workers 2 --worker-cli exec --worker-cmd ./write.sh -C ~/work --task task.json
+  flotilla fleet start smoke --supervisor exec --supervisor-cmd ./plan.sh --workers 1 --worker-cli exec --worker-cmd ./work.sh --lifecycle smoke
+  flotilla fleet start report --file fleet.toml"
+    )]
+    Start(Box<FleetStartArgs>),
+    /// Give a fleet its next task (JSON, from a file or `-` for stdin).
+    Task(FleetTaskArgs),
+    /// A fleet: its task, steps, members, spending and last decisions.
+    Status(FleetNameArg),
+    /// Every fleet of this host.
+    List,
+    /// Follow a fleet's decisions as they happen (until its task ends).
+    Watch(FleetNameArg),
+    /// Hold every further dispatch (running turns finish).
+    Pause(FleetNameArg),
+    /// Dispatch again, optionally under a new budget card.
+    Resume(FleetResumeArgs),
+    /// Stop a fleet: running turns are interrupted, nothing more runs.
+    Stop(FleetNameArg),
+    /// Every decision the daemon made for a fleet.
+    History(FleetNameArg),
+    /// The pairs of supervisor and worker CLIs Flotilla's tests ran.
+    Pairs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct FleetNameArg {
+    /// The fleet's name.
+    pub(crate) name: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct FleetTaskArgs {
+    /// The fleet's name.
+    pub(crate) name: String,
+    /// The task's JSON file, or `-` for stdin (format: docs/fleets.md#tasks).
+    pub(crate) task: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct FleetResumeArgs {
+    /// The fleet's name.
+    pub(crate) name: String,
+    /// A new budget card (TOML or JSON) replacing the old one.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) budget: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct FleetStartArgs {
+    /// The fleet's name (its lanes are NAME-supervisor, NAME-worker-1, ...).
+    pub(crate) name: String,
+    /// A fleet file (TOML) with the same fields as these flags; flags win.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) file: Option<PathBuf>,
+    /// The supervisor's CLI.
+    #[arg(long, value_name = "CLI", value_parser = super::choices::any_cli())]
+    pub(crate) supervisor: Option<CliKind>,
+    /// How many workers.
+    #[arg(long, value_name = "N")]
+    pub(crate) workers: Option<usize>,
+    /// The workers' CLI; repeat it for mixed fleets (worker i takes the
+    /// i-th, the last one repeats).
+    #[arg(long = "worker-cli", value_name = "CLI", value_parser = super::choices::any_cli())]
+    pub(crate) worker_cli: Vec<CliKind>,
+    /// For an exec supervisor: its command (`sh -c`, the prompt on stdin).
+    #[arg(long, value_name = "CMD")]
+    pub(crate) supervisor_cmd: Option<String>,
+    /// For exec workers: their command (`sh -c`, the prompt on stdin).
+    #[arg(long, value_name = "CMD")]
+    pub(crate) worker_cmd: Option<String>,
+    /// The model of every member (default: each CLI's own).
+    #[arg(short = 'm', long, value_name = "MODEL")]
+    pub(crate) model: Option<String>,
+    /// task (ends at completed, blocked or out of budget) or smoke (one
+    /// short round to prove a pairing).
+    #[arg(long, value_name = "LIFECYCLE", value_parser = lifecycle)]
+    pub(crate) lifecycle: Option<Lifecycle>,
+    /// The fleet's directory (default: here).
+    #[arg(short = 'C', long = "dir", value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
+    /// Turns that may run at once across the fleet.
+    #[arg(long, value_name = "K")]
+    pub(crate) max_busy: Option<usize>,
+    /// The budget card (TOML or JSON; docs/fleets.md#budgets).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) budget: Option<PathBuf>,
+    /// The first task (JSON file, or `-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) task: Option<String>,
+    /// How long one member's turn may run (`30m`, `2h`).
+    #[arg(long, value_name = "DURATION", value_parser = check_timeout)]
+    pub(crate) turn_timeout: Option<Duration>,
+    /// How long each of a task's checks may run (default 30m).
+    #[arg(long, value_name = "DURATION", value_parser = check_timeout)]
+    pub(crate) check_timeout: Option<Duration>,
+    /// The peer of this host that owns the fleet's lanes (default: the operator).
+    #[arg(long = "as", value_name = "PEER")]
+    pub(crate) as_peer: Option<String>,
+}
+
+fn lifecycle(value: &str) -> Result<Lifecycle, String> {
+    match value {
+        "task" => Ok(Lifecycle::Task),
+        "service" => Ok(Lifecycle::Service),
+        "smoke" => Ok(Lifecycle::Smoke),
+        _ => Err(format!(
+            "{value:?} is not a lifecycle; use task, service or smoke"
+        )),
+    }
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ use flotilla_actors::lane::{CliKind, Permissions};
 mod bench;
 mod choices;
 mod duration;
+pub(crate) use duration::parse_within;
 mod fleet;
 mod hub;
 mod lane;

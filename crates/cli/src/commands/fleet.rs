@@ -1,14 +1,19 @@
-//! `flotilla fleet ...`: reads the task, asks the daemon, prints its
-//! verdict. The judging is the daemon's (`fleet.check`); this module never
-//! reads an artifact or runs a check itself.
+//! `flotilla fleet ...`: reads what the person gave (tasks, budget cards,
+//! fleet files), asks the daemon, prints what it says. Running a fleet and
+//! judging its work are the daemon's; this module never reads an artifact
+//! or runs a check itself.
 
 use std::io::Read;
 
 use anyhow::{Context, Result};
 use flotilla_actors::fleet::Task;
-use flotilla_actors::protocol::{FleetCheckArgs, FleetCheckReply};
+use flotilla_actors::protocol::{
+    FleetCheckArgs, FleetCheckReply, FleetPauseArgs, FleetResumeArgs, FleetStatusArgs,
+    FleetStopArgs, FleetTaskArgs, FleetView,
+};
 
 use super::Env;
+use super::fleet_start::check_name;
 use crate::args::{FleetCheckArgs as CheckCli, FleetCommand};
 use crate::exit::{CliError, FAILED, OK};
 use crate::output::{self, outln};
@@ -16,6 +21,50 @@ use crate::output::{self, outln};
 pub(crate) async fn run(env: &Env, command: FleetCommand) -> Result<u8> {
     match command {
         FleetCommand::Check(a) => check(env, a).await,
+        FleetCommand::Start(a) => {
+            let op = super::fleet_start::request(*a)?;
+            show(env, &env.client().await?.call(&op).await?)
+        }
+        FleetCommand::Task(a) => {
+            let op = FleetTaskArgs {
+                name: check_name(&a.name)?,
+                task: read_task(&a.task)?,
+            };
+            show(env, &env.client().await?.call(&op).await?)
+        }
+        FleetCommand::Status(a) => {
+            let op = FleetStatusArgs {
+                name: check_name(&a.name)?,
+            };
+            show(env, &env.client().await?.call(&op).await?)
+        }
+        FleetCommand::List => super::fleet_view::list(env).await,
+        FleetCommand::Watch(a) => super::fleet_view::watch(env, check_name(&a.name)?).await,
+        FleetCommand::Pause(a) => {
+            let op = FleetPauseArgs {
+                name: check_name(&a.name)?,
+            };
+            show(env, &env.client().await?.call(&op).await?)
+        }
+        FleetCommand::Resume(a) => {
+            let budget = match &a.budget {
+                Some(path) => Some(super::fleet_start::read_budget(path)?),
+                None => None,
+            };
+            let op = FleetResumeArgs {
+                name: check_name(&a.name)?,
+                budget,
+            };
+            show(env, &env.client().await?.call(&op).await?)
+        }
+        FleetCommand::Stop(a) => {
+            let op = FleetStopArgs {
+                name: check_name(&a.name)?,
+            };
+            show(env, &env.client().await?.call(&op).await?)
+        }
+        FleetCommand::History(a) => super::fleet_view::history(env, check_name(&a.name)?).await,
+        FleetCommand::Pairs => super::fleet_view::pairs(env),
     }
 }
 
@@ -46,7 +95,7 @@ async fn check(env: &Env, a: CheckCli) -> Result<u8> {
 
 /// The task from `source` (a file or `-`), parsed and validated here so a
 /// bad one is refused before the daemon is asked.
-fn read_task(source: &str) -> Result<Task> {
+pub(crate) fn read_task(source: &str) -> Result<Task> {
     let (text, name) = if source == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -87,4 +136,14 @@ fn print_verdict(reply: &FleetCheckReply) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Prints a fleet (JSON: `flotilla.fleet.v1`).
+fn show(env: &Env, view: &FleetView) -> Result<u8> {
+    if env.json {
+        output::json(view)?;
+    } else {
+        super::fleet_view::print(view)?;
+    }
+    Ok(OK)
 }

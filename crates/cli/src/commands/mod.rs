@@ -10,6 +10,8 @@ mod discover;
 mod doctor;
 mod enroll;
 mod fleet;
+mod fleet_start;
+mod fleet_view;
 mod hook;
 mod hub;
 mod integrations;

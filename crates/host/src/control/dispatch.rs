@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use super::lanes;
 use crate::context::HostContext;
+use crate::fleet::runner::FleetsMsg;
 use crate::registry::RegistryMsg;
 use crate::router::RouterMsg;
 use crate::status;
@@ -147,11 +148,31 @@ pub(crate) async fn dispatch(
         Request::LaneEvents(a) => lanes::events(ctx, a).await.map(|r| reply_value(&r)),
         Request::LaneDoctor(a) => ok(crate::lanes::doctor::run(&ctx.config, a.cli).await),
         Request::FleetCheck(a) => ok(crate::fleet::acceptance::check(a).await?),
+        Request::FleetStart(a) => fleet(ctx, |r| FleetsMsg::Start(Box::new(a), r)).await,
+        Request::FleetTask(a) => fleet(ctx, |r| FleetsMsg::Task(Box::new(a), r)).await,
+        Request::FleetStatus(a) => fleet(ctx, |r| FleetsMsg::Status(a.name, r)).await,
+        Request::FleetList(_) => fleet(ctx, FleetsMsg::List).await,
+        Request::FleetPause(a) => fleet(ctx, |r| FleetsMsg::Pause(a.name, r)).await,
+        Request::FleetResume(a) => fleet(ctx, |r| FleetsMsg::Resume(Box::new(a), r)).await,
+        Request::FleetStop(a) => fleet(ctx, |r| FleetsMsg::Stop(a.name, r)).await,
+        Request::FleetHistory(a) => fleet(ctx, |r| FleetsMsg::History(a.name, r)).await,
         _ => Err(ControlError::new(
             ErrorCode::BadRequest,
             "this daemon does not serve that op yet",
         )),
     }
+}
+
+/// Asks the fleets' actor.
+async fn fleet<T: Serialize + Send + 'static>(
+    ctx: &HostContext,
+    msg: impl FnOnce(ractor::RpcReplyPort<Result<T, ControlError>>) -> FleetsMsg,
+) -> Result<Value, ControlError> {
+    let fleets = ctx
+        .children
+        .fleets()
+        .ok_or_else(|| ControlError::unavailable("the fleets' actor"))?;
+    ok(crate::lanes::call(&fleets, msg).await?)
 }
 
 fn ok<T: Serialize>(value: T) -> Result<Value, ControlError> {

@@ -1,7 +1,14 @@
-//! Fleets on this host. For now: the daemon's acceptance of a step
-//! ([`acceptance`]), which reads the declared artifacts and runs the task
-//! author's checks, then leaves the decision to
-//! [`flotilla_actors::fleet::judge`]. The rules themselves live in
-//! `flotilla_actors::fleet`; this module only gathers the facts.
+//! Fleets on this host: the `Fleets` actor that runs them ([`runner`]),
+//! the ops that change them ([`start`]), their members' lanes
+//! ([`members`]), what status shows ([`view`]) and the daemon's
+//! acceptance of a step ([`acceptance`]), which reads the declared
+//! artifacts and runs the task author's checks. The rules themselves
+//! (plans, bounces, budgets, the pair table) live in
+//! `flotilla_actors::fleet`; this module gathers facts and does what the
+//! rules decide.
 
 pub mod acceptance;
+pub mod members;
+pub mod runner;
+mod start;
+pub mod view;

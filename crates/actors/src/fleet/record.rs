@@ -1,0 +1,139 @@
+//! A fleet as the daemon keeps it: what it was started with (its spec),
+//! its members and its run. Saved whole, as JSON, after every event.
+
+use serde::{Deserialize, Serialize};
+
+use super::Lifecycle;
+use super::budget::BudgetCard;
+use super::run::{FleetRun, SUPERVISOR};
+use crate::lane::CliKind;
+use crate::names::PeerName;
+
+/// The most workers one fleet may have.
+pub const MAX_WORKERS: usize = 32;
+
+/// One member's CLI.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct MemberSpec {
+    /// The CLI.
+    pub cli: CliKind,
+    /// The model, when not the CLI's default.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// For `exec`: the command (run by `sh -c`, the prompt on its stdin).
+    #[serde(default)]
+    pub command: Option<String>,
+}
+
+/// What a fleet is started with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FleetSpec {
+    /// The fleet's name; members are lanes `NAME-supervisor`,
+    /// `NAME-worker-1`, ...
+    pub name: PeerName,
+    /// The supervisor.
+    pub supervisor: MemberSpec,
+    /// The workers, `worker-1` first.
+    pub workers: Vec<MemberSpec>,
+    /// How long the fleet lives.
+    #[serde(default)]
+    pub lifecycle: Lifecycle,
+    /// The fleet's directory (absolute): members work there, artifacts
+    /// are judged there.
+    pub dir: String,
+    /// Turns that may run at once (all members).
+    #[serde(default)]
+    pub max_busy: Option<usize>,
+    /// The budget card.
+    #[serde(default)]
+    pub budget: BudgetCard,
+    /// How long one member's turn may run, in seconds.
+    #[serde(default)]
+    pub turn_timeout_secs: Option<u64>,
+    /// How long each of the task's checks may run, in seconds.
+    #[serde(default = "default_check_timeout")]
+    pub check_timeout_secs: u64,
+    /// The peer of this host that owns the fleet's lanes (default: the
+    /// operator).
+    #[serde(default, rename = "as")]
+    pub as_peer: Option<PeerName>,
+}
+
+fn default_check_timeout() -> u64 {
+    1800
+}
+
+/// A fleet and its run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetRecord {
+    /// What it was started with.
+    pub spec: FleetSpec,
+    /// When it started, in milliseconds since the epoch.
+    pub started_ms: u64,
+    /// Stopped by a person: nothing more is dispatched.
+    #[serde(default)]
+    pub stopped: bool,
+    /// Its run.
+    pub run: FleetRun,
+}
+
+impl FleetSpec {
+    /// Every member's role with its CLI, the supervisor first.
+    pub fn members(&self) -> Vec<(String, &MemberSpec)> {
+        let mut out = vec![(SUPERVISOR.to_owned(), &self.supervisor)];
+        for (i, w) in self.workers.iter().enumerate() {
+            out.push((format!("worker-{}", i + 1), w));
+        }
+        out
+    }
+
+    /// The worker roles.
+    pub fn worker_roles(&self) -> Vec<String> {
+        (1..=self.workers.len())
+            .map(|i| format!("worker-{i}"))
+            .collect()
+    }
+
+    /// The lane of `role`.
+    pub fn lane_of(&self, role: &str) -> String {
+        format!("{}-{role}", self.name)
+    }
+
+    /// The fleet's private group.
+    pub fn group(&self) -> String {
+        format!("fleet-{}", self.name)
+    }
+
+    /// Checks what no process can fix: worker count, exec commands, and
+    /// that every member's lane name is a valid name.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.workers.is_empty() || self.workers.len() > MAX_WORKERS {
+            return Err(format!(
+                "a fleet has 1 to {MAX_WORKERS} workers, not {}",
+                self.workers.len()
+            ));
+        }
+        for (role, m) in self.members() {
+            let needs = m.cli == CliKind::Exec;
+            let has = m.command.as_deref().is_some_and(|c| !c.trim().is_empty());
+            if needs && !has {
+                return Err(format!(
+                    "{role} runs exec and needs its command (--{}-cmd)",
+                    if role == SUPERVISOR {
+                        "supervisor"
+                    } else {
+                        "worker"
+                    }
+                ));
+            }
+            if !needs && m.command.is_some() {
+                return Err(format!("{role} runs {} and takes no command", m.cli));
+            }
+            PeerName::new(&self.lane_of(&role)).map_err(|e| e.to_string())?;
+        }
+        if self.max_busy == Some(0) {
+            return Err("--max-busy must be at least 1".into());
+        }
+        Ok(())
+    }
+}

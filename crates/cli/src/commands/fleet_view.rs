@@ -1,0 +1,192 @@
+//! How fleets look on a terminal: `fleet status` (and the replies of
+//! start, task, pause, resume and stop), `fleet list`, `fleet history`,
+//! `fleet watch` (the decisions as they come, until the task ends) and
+//! `fleet pairs`. JSON output prints the daemon's replies as they are.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use flotilla_actors::fleet::pairs::PAIRS;
+use flotilla_actors::model::Timestamp;
+use flotilla_actors::names::PeerName;
+use flotilla_actors::protocol::{Empty, FleetHistoryArgs, FleetState, FleetStatusArgs, FleetView};
+
+use super::Env;
+use crate::exit::{FAILED, OK};
+use crate::output::{self, out, outln};
+use crate::table;
+
+/// How often `fleet watch` asks again.
+const WATCH_EVERY: Duration = Duration::from_millis(500);
+
+fn or_dash<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
+/// Prints one fleet.
+pub(crate) fn print(v: &FleetView) -> Result<()> {
+    let state = serde_json::to_value(v.state)?;
+    let state = state.as_str().unwrap_or_default();
+    outln!("fleet {}: {state}", v.name)?;
+    if let Some(reason) = &v.paused_reason {
+        outln!("  paused: {reason}")?;
+    }
+    outln!("  dir {}  group {}", v.dir, v.group)?;
+    match &v.task {
+        Some(task) => outln!("  task: {}", task.goal)?,
+        None => outln!("  no task yet: flotilla fleet task {} task.json", v.name)?,
+    }
+    let mut members = table::new(&[
+        "ROLE", "LANE", "CLI", "PHASE", "TURNS", "STEP", "CONTEXT", "TOKENS", "COST", "INBOX",
+    ]);
+    for m in &v.members {
+        let phase = m.phase.map(|p| format!("{p:?}").to_lowercase());
+        members.add_row(vec![
+            m.role.clone(),
+            m.lane.clone(),
+            m.cli.to_string(),
+            or_dash(phase),
+            m.turns.to_string(),
+            or_dash(m.step.clone()),
+            or_dash(m.context_used_pct.map(|p| format!("{p:.0}%"))),
+            or_dash(m.usage.map(|u| u.input + u.output)),
+            or_dash(m.cost_usd.map(|c| format!("{c:.4}"))),
+            m.inbox_depth.to_string(),
+        ]);
+    }
+    out!("{}", table::render(&members))?;
+    for s in &v.steps {
+        let what = if s.evidence.is_some() {
+            "accepted".to_owned()
+        } else {
+            format!("bounced {}", s.bounces)
+        };
+        outln!("  step {}: {what}", s.step)?;
+        for reason in &s.last_reasons {
+            if s.evidence.is_none() {
+                outln!(
+                    "    - {}",
+                    reason.to_string().lines().next().unwrap_or_default()
+                )?;
+            }
+        }
+    }
+    let spent = &v.spent;
+    outln!(
+        "  spent: {} model calls, {} rounds, {} tokens{}",
+        spent.model_calls,
+        spent.rounds,
+        spent.tokens,
+        if spent.cost.is_empty() {
+            String::new()
+        } else {
+            format!(", cost {:?}", spent.cost)
+        }
+    )?;
+    let caps = serde_json::to_string(&v.budget)?;
+    if caps != "{}" {
+        outln!("  budget: {caps}")?;
+    }
+    for d in &v.recent {
+        outln!("  {}  {}", Timestamp(d.at_ms), d.text)?;
+    }
+    Ok(())
+}
+
+/// `fleet list`.
+pub(crate) async fn list(env: &Env) -> Result<u8> {
+    let reply = env.client().await?.call(&Empty {}).await?;
+    if env.json {
+        output::json(&reply)?;
+        return Ok(OK);
+    }
+    if reply.fleets.is_empty() {
+        outln!(
+            "no fleets: flotilla fleet start NAME --supervisor CLI --workers N --worker-cli CLI"
+        )?;
+        return Ok(OK);
+    }
+    let mut t = table::new(&["FLEET", "STATE", "MEMBERS", "TASK", "CALLS", "DIR"]);
+    for f in &reply.fleets {
+        let state = serde_json::to_value(f.state)?;
+        t.add_row(vec![
+            f.name.to_string(),
+            state.as_str().unwrap_or_default().to_owned(),
+            f.members.len().to_string(),
+            or_dash(f.task.as_ref().map(|t| t.goal.clone())),
+            f.spent.model_calls.to_string(),
+            f.dir.clone(),
+        ]);
+    }
+    out!("{}", table::render(&t))?;
+    Ok(OK)
+}
+
+/// `fleet history`.
+pub(crate) async fn history(env: &Env, name: PeerName) -> Result<u8> {
+    let reply = env.client().await?.call(&FleetHistoryArgs { name }).await?;
+    if env.json {
+        output::json(&reply)?;
+    } else {
+        for d in &reply.decisions {
+            outln!("{}  {}", Timestamp(d.at_ms), d.text)?;
+        }
+    }
+    Ok(OK)
+}
+
+/// `fleet watch`: every decision as it comes, until the task is no longer
+/// running (exit 0 completed, 1 anything else).
+pub(crate) async fn watch(env: &Env, name: PeerName) -> Result<u8> {
+    let mut client = env.client().await?;
+    let mut shown = 0usize;
+    loop {
+        let reply = client
+            .call(&FleetHistoryArgs { name: name.clone() })
+            .await?;
+        for d in reply.decisions.iter().skip(shown) {
+            if env.json {
+                output::json_line_as("flotilla.fleet-decision.v1", d)?;
+            } else {
+                outln!("{}  {}", Timestamp(d.at_ms), d.text)?;
+            }
+        }
+        shown = reply.decisions.len();
+        let view = client.call(&FleetStatusArgs { name: name.clone() }).await?;
+        match view.state {
+            FleetState::Running | FleetState::Paused => {}
+            FleetState::Completed => return Ok(OK),
+            _ => return Ok(FAILED),
+        }
+        tokio::time::sleep(WATCH_EVERY).await;
+    }
+}
+
+/// `fleet pairs`: the pair table this build ships.
+pub(crate) fn pairs(env: &Env) -> Result<u8> {
+    if env.json {
+        output::json_as(
+            "flotilla.fleet-pairs.v1",
+            &serde_json::json!({ "pairs": PAIRS }),
+        )?;
+        return Ok(OK);
+    }
+    let mut t = table::new(&["SUPERVISOR", "WORKER", "LIFECYCLE", "STATUS", "EVIDENCE"]);
+    for p in PAIRS {
+        t.add_row(vec![
+            p.supervisor.to_string(),
+            p.worker.to_string(),
+            serde_json::to_value(p.lifecycle)?
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            serde_json::to_value(p.status)?
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            p.evidence.to_owned(),
+        ]);
+    }
+    out!("{}", table::render(&t))?;
+    Ok(OK)
+}

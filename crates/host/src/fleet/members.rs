@@ -1,0 +1,188 @@
+//! A fleet's members are ordinary lanes: this module starts a member's
+//! turn (creating its lane at its first turn), waits for the turn's result
+//! and hands it out, and interrupts running turns when a fleet stops. It
+//! talks to the lane supervisor and lane actors only; it never decides
+//! anything about the fleet.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_actors::fleet::{FleetSpec, MemberSpec, TurnEnd};
+use flotilla_actors::lane::events::EventKind;
+use flotilla_actors::lane::{CliKind, TurnStatus};
+use flotilla_actors::names::{GroupName, PeerName};
+use flotilla_actors::protocol::{ControlError, LaneStartArgs};
+use ractor::rpc::CallResult;
+
+use crate::context::HostContext;
+use crate::lanes::{Collected, LaneMsg, LaneRef, LaneSupervisorMsg};
+
+/// How long one wait for a lane's news lasts before it looks again.
+const LOOK_AGAIN: Duration = Duration::from_secs(2);
+
+/// The lane of `role`, if it exists.
+pub async fn lane_of(ctx: &HostContext, spec: &FleetSpec, role: &str) -> Option<LaneRef> {
+    let name = PeerName::new(&spec.lane_of(role)).ok()?;
+    let lanes = ctx.children.lanes()?;
+    match lanes.call(|r| LaneSupervisorMsg::Get(name, r), None).await {
+        Ok(CallResult::Success(lane)) => lane,
+        _ => None,
+    }
+}
+
+/// Starts a turn of `role` with `prompt`: the lane's first turn creates
+/// it, later ones continue its native session. A result the fleet no
+/// longer waits for (left by a crash) is handed out first.
+pub async fn begin(
+    ctx: &Arc<HostContext>,
+    spec: &FleetSpec,
+    role: &str,
+    member: &MemberSpec,
+    prompt: String,
+) -> Result<u32, String> {
+    if let Some(lane) = lane_of(ctx, spec, role).await {
+        drain(&lane).await;
+        return match lane
+            .call(
+                |reply| LaneMsg::BeginTurn {
+                    prompt,
+                    resume: true,
+                    reply,
+                },
+                None,
+            )
+            .await
+        {
+            Ok(CallResult::Success(r)) => r.map_err(|e| e.message),
+            _ => Err("the member's lane is not answering".into()),
+        };
+    }
+    let args = start_args(spec, role, member, prompt)?;
+    let lanes = ctx
+        .children
+        .lanes()
+        .ok_or_else(|| "the lane supervisor is restarting".to_owned())?;
+    match lanes
+        .call(|r| LaneSupervisorMsg::Start(Box::new(args), r), None)
+        .await
+    {
+        Ok(CallResult::Success(r)) => r.map(|s| s.turn).map_err(|e: ControlError| e.message),
+        _ => Err("the lane supervisor is not answering".into()),
+    }
+}
+
+fn start_args(
+    spec: &FleetSpec,
+    role: &str,
+    member: &MemberSpec,
+    prompt: String,
+) -> Result<LaneStartArgs, String> {
+    let name = PeerName::new(&spec.lane_of(role)).map_err(|e| e.to_string())?;
+    let group = GroupName::new(&spec.group()).map_err(|e| e.to_string())?;
+    let args = match (&member.cli, &member.command) {
+        (CliKind::Exec, Some(cmd)) => vec!["sh".into(), "-c".into(), cmd.clone()],
+        _ => Vec::new(),
+    };
+    let json = serde_json::json!({
+        "name": name,
+        "cli": member.cli,
+        "cwd": spec.dir,
+        "model": member.model,
+        "timeout_secs": spec.turn_timeout_secs,
+        "persistent": false,
+        "auto_archive_secs": null,
+        "groups": [group],
+        "as": spec.as_peer,
+        "args": args,
+        "prompt": prompt,
+    });
+    serde_json::from_value(json).map_err(|e| e.to_string())
+}
+
+/// Hands out every result left on `lane` (a crash can leave one the
+/// fleet already counted).
+async fn drain(lane: &LaneRef) {
+    for _ in 0..8 {
+        match lane.call(LaneMsg::Collect, None).await {
+            Ok(CallResult::Success(Collected::Result(event))) => {
+                let _ = lane.cast(LaneMsg::HandedOut(event.turn));
+            }
+            _ => return,
+        }
+    }
+}
+
+/// Waits for turn `turn` of `role` to end; earlier results are handed
+/// out on the way. The result itself is handed out by [`handed_out`]
+/// once the fleet has saved what it did with it.
+pub async fn wait(ctx: &Arc<HostContext>, spec: &FleetSpec, role: &str, turn: u32) -> TurnEnd {
+    let mut epoch = ctx.mail_epoch.clone();
+    loop {
+        epoch.borrow_and_update();
+        let Some(lane) = lane_of(ctx, spec, role).await else {
+            return failed(format!("the lane {} is gone", spec.lane_of(role)));
+        };
+        match lane.call(LaneMsg::Collect, None).await {
+            Ok(CallResult::Success(Collected::Result(event))) if event.turn < turn => {
+                let _ = lane.cast(LaneMsg::HandedOut(event.turn));
+                continue;
+            }
+            Ok(CallResult::Success(Collected::Result(event))) => return end_of(event.kind),
+            Ok(CallResult::Success(Collected::Nothing)) => {
+                return failed(format!(
+                    "turn {turn} of {} left no result",
+                    spec.lane_of(role)
+                ));
+            }
+            _ => {}
+        }
+        let _ = tokio::time::timeout(LOOK_AGAIN, epoch.changed()).await;
+    }
+}
+
+/// The fleet saved what it did with turn `turn` of `role`: hand it out.
+pub async fn handed_out(ctx: &HostContext, spec: &FleetSpec, role: &str, turn: u32) {
+    if let Some(lane) = lane_of(ctx, spec, role).await {
+        let _ = lane.cast(LaneMsg::HandedOut(turn));
+    }
+}
+
+/// Interrupts every member's running turn.
+pub async fn interrupt_all(ctx: &HostContext, spec: &FleetSpec) {
+    for (role, _) in spec.members() {
+        if let Some(lane) = lane_of(ctx, spec, &role).await {
+            let _ = lane.call(LaneMsg::Interrupt, None).await;
+        }
+    }
+}
+
+fn end_of(kind: EventKind) -> TurnEnd {
+    let EventKind::TurnCompleted(r) = kind else {
+        return failed("the lane reported no turn result".into());
+    };
+    let ok = r.status == TurnStatus::Completed;
+    let text = if ok {
+        r.result.unwrap_or_default()
+    } else {
+        r.error.or(r.result).unwrap_or_default()
+    };
+    TurnEnd {
+        ok,
+        text,
+        class: r.error_class.and_then(|c| {
+            serde_json::to_value(c)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+        }),
+        tokens: r.usage.input.saturating_add(r.usage.output),
+        cost: r.cost_usd,
+    }
+}
+
+fn failed(text: String) -> TurnEnd {
+    TurnEnd {
+        ok: false,
+        text,
+        ..TurnEnd::default()
+    }
+}

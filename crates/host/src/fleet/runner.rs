@@ -1,0 +1,338 @@
+//! The `Fleets` actor: every fleet of this host, each a saved
+//! [`FleetRecord`] whose run ([`flotilla_actors::fleet::run`]) decides
+//! everything. The actor feeds the run what happened, saves the record
+//! (durably) before doing anything the run asked for, and does it in
+//! tasks of its own: members' turns ([`super::members`]) and acceptance
+//! ([`super::acceptance`]). At start it reloads every fleet and picks up
+//! what was in flight: a turn it had started is waited for, one it had not
+//! is started, a judgement is made again (the ledger never accepts a step
+//! twice).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_actors::fleet::{Action, FleetRecord, FleetRun, Rules, TurnEnd, Verdict};
+use flotilla_actors::model::Timestamp;
+use flotilla_actors::names::PeerName;
+use flotilla_actors::protocol::{
+    ControlError, FleetHistoryReply, FleetListReply, FleetResumeArgs, FleetStartArgs,
+    FleetTaskArgs, FleetView,
+};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+
+use super::{members, start, view};
+use crate::context::HostContext;
+
+type Reply<T> = RpcReplyPort<Result<T, ControlError>>;
+
+/// Messages of the fleets' actor.
+#[derive(Debug)]
+pub enum FleetsMsg {
+    /// `fleet.start`.
+    Start(Box<FleetStartArgs>, Reply<FleetView>),
+    /// `fleet.task`.
+    Task(Box<FleetTaskArgs>, Reply<FleetView>),
+    /// `fleet.status`.
+    Status(PeerName, Reply<FleetView>),
+    /// `fleet.list`.
+    List(Reply<FleetListReply>),
+    /// `fleet.pause`.
+    Pause(PeerName, Reply<FleetView>),
+    /// `fleet.resume`.
+    Resume(Box<FleetResumeArgs>, Reply<FleetView>),
+    /// `fleet.stop`.
+    Stop(PeerName, Reply<FleetView>),
+    /// `fleet.history`.
+    History(PeerName, Reply<FleetHistoryReply>),
+    /// A member's turn started (its lane turn) or could not start.
+    Started(PeerName, String, Result<u32, String>),
+    /// A member's turn ended.
+    Ended(PeerName, String, u32, TurnEnd),
+    /// A step was judged.
+    Judged(PeerName, String, Verdict),
+}
+
+/// A handle on the fleets' actor.
+pub type FleetsRef = ActorRef<FleetsMsg>;
+
+/// The fleets' actor.
+#[derive(Debug)]
+pub struct Fleets;
+
+/// Its state.
+#[derive(Debug)]
+pub struct FleetsState {
+    pub(super) ctx: Arc<HostContext>,
+    pub(super) fleets: BTreeMap<PeerName, FleetRecord>,
+}
+
+impl Actor for Fleets {
+    type Msg = FleetsMsg;
+    type State = FleetsState;
+    type Arguments = Arc<HostContext>;
+
+    async fn pre_start(
+        &self,
+        myself: FleetsRef,
+        ctx: Arc<HostContext>,
+    ) -> Result<FleetsState, ActorProcessingErr> {
+        let mut state = FleetsState {
+            fleets: ctx
+                .store
+                .fleets()?
+                .into_iter()
+                .map(|r| (r.spec.name.clone(), r))
+                .collect(),
+            ctx,
+        };
+        let names: Vec<PeerName> = state.fleets.keys().cloned().collect();
+        for name in names {
+            state.pick_up(&myself, &name);
+        }
+        Ok(state)
+    }
+
+    async fn handle(
+        &self,
+        myself: FleetsRef,
+        msg: FleetsMsg,
+        state: &mut FleetsState,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            FleetsMsg::Start(args, reply) => {
+                let _ = reply.send(start::start(state, &myself, *args).await);
+            }
+            FleetsMsg::Task(args, reply) => {
+                let _ = reply.send(start::give(state, &myself, *args).await);
+            }
+            FleetsMsg::Status(name, reply) => {
+                let _ = reply.send(state.get(&name).map(|r| view::of(&state.ctx, r)));
+            }
+            FleetsMsg::List(reply) => {
+                let _ = reply.send(Ok(view::list(&state.ctx, state.fleets.values())));
+            }
+            FleetsMsg::Pause(name, reply) => {
+                let _ = reply.send(start::pause(state, &name).await);
+            }
+            FleetsMsg::Resume(args, reply) => {
+                let _ = reply.send(start::resume(state, &myself, *args).await);
+            }
+            FleetsMsg::Stop(name, reply) => {
+                let _ = reply.send(start::stop(state, &name).await);
+            }
+            FleetsMsg::History(name, reply) => {
+                let _ = reply.send(state.get(&name).map(view::history));
+            }
+            FleetsMsg::Started(name, role, started) => {
+                state.started(&myself, &name, role, started).await;
+            }
+            FleetsMsg::Ended(name, role, turn, end) => {
+                state
+                    .event(&myself, &name, |run, r| run.ended(&role, end, r))
+                    .await;
+                if let Some(record) = state.fleets.get(&name) {
+                    members::handed_out(&state.ctx, &record.spec, &role, turn).await;
+                }
+            }
+            FleetsMsg::Judged(name, step, verdict) => {
+                state
+                    .event(&myself, &name, |run, r| run.judged(&step, verdict, r))
+                    .await;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs `f` with the run of `record` and the rules it applies now.
+pub(super) fn with_rules<T>(
+    record: &mut FleetRecord,
+    f: impl FnOnce(&mut FleetRun, &Rules<'_>) -> T,
+) -> T {
+    let spec = &record.spec;
+    let workers = spec.worker_roles();
+    let accounts: BTreeMap<String, String> = spec
+        .members()
+        .into_iter()
+        .map(|(role, m)| (role, m.cli.to_string()))
+        .collect();
+    let now_ms = Timestamp::now().0;
+    let rules = Rules {
+        workers: &workers,
+        accounts: &accounts,
+        max_busy: spec.max_busy,
+        budget: &spec.budget,
+        elapsed: Duration::from_millis(now_ms.saturating_sub(record.started_ms)),
+        now_ms,
+    };
+    f(&mut record.run, &rules)
+}
+
+impl FleetsState {
+    pub(super) fn get(&self, name: &PeerName) -> Result<&FleetRecord, ControlError> {
+        self.fleets
+            .get(name)
+            .ok_or_else(|| view::no_such_fleet(name))
+    }
+
+    /// Feeds one event to a fleet's run, saves it, then does what it asked.
+    pub(super) async fn event(
+        &mut self,
+        myself: &FleetsRef,
+        name: &PeerName,
+        f: impl FnOnce(&mut FleetRun, &Rules<'_>) -> Vec<Action>,
+    ) {
+        let Some(record) = self.fleets.get_mut(name) else {
+            return;
+        };
+        let actions = with_rules(record, f);
+        if let Err(e) = self.ctx.commit.put_fleet(record).await {
+            tracing::error!(fleet = %name, error = %e, "a fleet's record could not be saved; its actions wait for the next start");
+            return;
+        }
+        if !record.stopped {
+            perform(&self.ctx, myself, record, actions);
+        }
+    }
+
+    async fn started(
+        &mut self,
+        myself: &FleetsRef,
+        name: &PeerName,
+        role: String,
+        started: Result<u32, String>,
+    ) {
+        match started {
+            Ok(turn) => {
+                let Some(record) = self.fleets.get_mut(name) else {
+                    return;
+                };
+                record.run.started(&role, turn);
+                if let Err(e) = self.ctx.commit.put_fleet(record).await {
+                    tracing::error!(fleet = %name, error = %e, "a fleet's record could not be saved");
+                }
+                wait_for(&self.ctx, myself, record, role, turn);
+            }
+            Err(why) => {
+                let end = TurnEnd {
+                    ok: false,
+                    text: format!("the turn could not start: {why}"),
+                    class: Some("cannot_start".into()),
+                    ..TurnEnd::default()
+                };
+                self.event(myself, name, |run, r| run.ended(&role, end, r))
+                    .await;
+            }
+        }
+    }
+
+    /// After a start of the daemon: waits for the turns in flight, starts
+    /// those that had not started, judges again what was being judged.
+    fn pick_up(&mut self, myself: &FleetsRef, name: &PeerName) {
+        let Some(record) = self.fleets.get_mut(name) else {
+            return;
+        };
+        if record.stopped {
+            return;
+        }
+        let run = &record.run;
+        let mut actions = Vec::new();
+        if let Some(asked) = &run.supervisor {
+            match asked.turn {
+                Some(turn) => wait_for(&self.ctx, myself, record, "supervisor".into(), turn),
+                None => actions.push(Action::Run {
+                    role: "supervisor".into(),
+                    prompt: asked.prompt.clone(),
+                }),
+            }
+        }
+        for (role, a) in &run.working {
+            match a.turn {
+                Some(turn) => wait_for(&self.ctx, myself, record, role.clone(), turn),
+                None => actions.push(Action::Run {
+                    role: role.clone(),
+                    prompt: a.prompt.clone(),
+                }),
+            }
+        }
+        for a in run.judging.values() {
+            actions.push(Action::Judge {
+                step: a.step.clone(),
+                task: flotilla_actors::fleet::Task {
+                    goal: a.step.clone(),
+                    hours: None,
+                    artifacts: a.artifacts.clone(),
+                    checks: Vec::new(),
+                },
+            });
+        }
+        if run.judging_final
+            && let Some(task) = &run.task
+        {
+            actions.push(Action::Judge {
+                step: "final".into(),
+                task: task.clone(),
+            });
+        }
+        let more = with_rules(record, |run, r| run.pump(r));
+        actions.extend(more);
+        perform(&self.ctx, myself, record, actions);
+    }
+}
+
+fn wait_for(
+    ctx: &Arc<HostContext>,
+    myself: &FleetsRef,
+    record: &FleetRecord,
+    role: String,
+    turn: u32,
+) {
+    let (ctx, me, spec) = (ctx.clone(), myself.clone(), record.spec.clone());
+    tokio::spawn(async move {
+        let end = members::wait(&ctx, &spec, &role, turn).await;
+        let _ = me.cast(FleetsMsg::Ended(spec.name.clone(), role, turn, end));
+    });
+}
+
+/// Does what a run asked, each in a task of its own that reports back.
+pub(super) fn perform(
+    ctx: &Arc<HostContext>,
+    myself: &FleetsRef,
+    record: &FleetRecord,
+    actions: Vec<Action>,
+) {
+    for action in actions {
+        let (ctx, me, spec) = (ctx.clone(), myself.clone(), record.spec.clone());
+        match action {
+            Action::Run { role, prompt } => {
+                let member = spec
+                    .members()
+                    .into_iter()
+                    .find(|(r, _)| *r == role)
+                    .map(|(_, m)| m.clone());
+                tokio::spawn(async move {
+                    let started = match member {
+                        Some(m) => members::begin(&ctx, &spec, &role, &m, prompt).await,
+                        None => Err(format!("the fleet has no member {role}")),
+                    };
+                    let _ = me.cast(FleetsMsg::Started(spec.name.clone(), role, started));
+                });
+            }
+            Action::Judge { step, task } => {
+                let timeout = Duration::from_secs(spec.check_timeout_secs.max(1));
+                tokio::spawn(async move {
+                    let dir = std::path::PathBuf::from(&spec.dir);
+                    let verdict = super::acceptance::accept(&dir, &task, timeout).await;
+                    let _ = me.cast(FleetsMsg::Judged(spec.name.clone(), step, verdict));
+                });
+            }
+            Action::Ended(task_state) => {
+                tracing::info!(fleet = %spec.name, state = ?task_state, "a fleet's task ended");
+            }
+            Action::Paused(reason) => {
+                tracing::info!(fleet = %spec.name, %reason, "a fleet paused");
+            }
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! What `fleet status`, `fleet list` and `fleet history` show: a fleet's
+//! record joined with its members' lane records and inbox depths, read
+//! from the store (no lane actor is asked, so a busy member never slows a
+//! status).
+
+use std::collections::BTreeMap;
+
+use flotilla_actors::fleet::{FleetRecord, TaskState};
+use flotilla_actors::lane::LaneRecord;
+use flotilla_actors::model::Timestamp;
+use flotilla_actors::names::{PeerId, PeerName};
+use flotilla_actors::protocol::{
+    ControlError, ErrorCode, FleetHistoryReply, FleetListReply, FleetMemberView, FleetState,
+    FleetStepView, FleetView,
+};
+
+use crate::context::HostContext;
+
+/// Decisions a status shows.
+const RECENT: usize = 20;
+
+/// The error for a fleet that does not exist.
+pub fn no_such_fleet(name: &PeerName) -> ControlError {
+    ControlError::new(ErrorCode::NotFound, format!("no fleet named {name}"))
+        .with_hint("`flotilla fleet list` shows this host's fleets".to_owned())
+}
+
+/// Every fleet's view.
+pub fn list<'a>(
+    ctx: &HostContext,
+    records: impl Iterator<Item = &'a FleetRecord>,
+) -> FleetListReply {
+    let lanes = lanes(ctx);
+    let depths = ctx.store.inbox_depths().unwrap_or_default();
+    FleetListReply {
+        schema: "flotilla.fleets.v1".into(),
+        fleets: records.map(|r| build(ctx, r, &lanes, &depths)).collect(),
+    }
+}
+
+/// One fleet's view.
+pub fn of(ctx: &HostContext, record: &FleetRecord) -> FleetView {
+    let depths = ctx.store.inbox_depths().unwrap_or_default();
+    build(ctx, record, &lanes(ctx), &depths)
+}
+
+/// A fleet's decisions.
+pub fn history(record: &FleetRecord) -> FleetHistoryReply {
+    FleetHistoryReply {
+        schema: "flotilla.fleet-history.v1".into(),
+        name: record.spec.name.clone(),
+        decisions: record.run.log.clone(),
+    }
+}
+
+fn lanes(ctx: &HostContext) -> BTreeMap<String, LaneRecord> {
+    ctx.store
+        .load_lanes()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|l| (l.spec.name.to_string(), l))
+        .collect()
+}
+
+fn state_of(record: &FleetRecord) -> FleetState {
+    let run = &record.run;
+    match (record.stopped, &run.task, run.ledger.state) {
+        (true, _, _) => FleetState::Stopped,
+        (false, None, _) => FleetState::Idle,
+        (false, Some(_), TaskState::Completed) => FleetState::Completed,
+        (false, Some(_), TaskState::Blocked) => FleetState::Blocked,
+        _ if run.paused.is_some() => FleetState::Paused,
+        _ => FleetState::Running,
+    }
+}
+
+fn build(
+    ctx: &HostContext,
+    record: &FleetRecord,
+    lanes: &BTreeMap<String, LaneRecord>,
+    depths: &BTreeMap<String, u64>,
+) -> FleetView {
+    let spec = &record.spec;
+    let run = &record.run;
+    let members = spec
+        .members()
+        .into_iter()
+        .map(|(role, m)| {
+            let lane_name = spec.lane_of(&role);
+            let lane = lanes.get(&lane_name);
+            let last = lane.and_then(|l| l.last_result.as_ref());
+            let id = PeerName::new(&lane_name)
+                .map(|n| PeerId::new(ctx.host.clone(), n).to_string())
+                .unwrap_or_default();
+            let step = if role == flotilla_actors::fleet::SUPERVISOR {
+                run.supervisor.as_ref().map(|_| "plan".to_owned())
+            } else {
+                run.working.get(&role).map(|a| a.step.clone())
+            };
+            FleetMemberView {
+                lane: lane_name,
+                cli: m.cli,
+                model: m.model.clone(),
+                phase: lane.map(|l| l.phase),
+                turns: lane.map_or(0, |l| l.turns),
+                step,
+                context_used_pct: last.and_then(|r| r.context_used_pct),
+                usage: last.map(|r| r.usage),
+                cost_usd: last.and_then(|r| r.cost_usd),
+                inbox_depth: depths.get(&id).copied().unwrap_or(0),
+                role,
+            }
+        })
+        .collect();
+    let steps = run
+        .ledger
+        .steps
+        .iter()
+        .map(|(step, s)| FleetStepView {
+            step: step.clone(),
+            bounces: s.bounces,
+            last_reasons: s.last_reasons.clone(),
+            evidence: s.accepted.clone(),
+        })
+        .collect();
+    FleetView {
+        schema: "flotilla.fleet.v1".into(),
+        name: spec.name.clone(),
+        state: state_of(record),
+        paused_reason: run.paused.clone(),
+        lifecycle: spec.lifecycle,
+        dir: spec.dir.clone(),
+        group: spec.group(),
+        started_at: Timestamp(record.started_ms),
+        task: run.task.clone(),
+        task_state: run.task.as_ref().map(|_| run.ledger.state),
+        steps,
+        members,
+        spent: run.spent.clone(),
+        budget: spec.budget.clone(),
+        max_busy: spec.max_busy,
+        recent: run.log.iter().rev().take(RECENT).rev().cloned().collect(),
+    }
+}

@@ -1,0 +1,300 @@
+//! Fleets (issue 9) at work: a real daemon runs a supervisor and workers
+//! as lanes (exec members, where the model is irrelevant: the supervisor
+//! is a script that answers with plans), judges each step itself, bounces
+//! and blocks, stops a dispatch its budget does not allow, refuses an
+//! unlisted pair before anything starts, and continues after `kill -9`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use flotilla_tests::{TestHome, wait_until, write_executable};
+use serde_json::Value;
+
+/// Dispatches one step with an artifact at the kickoff; says done once a
+/// step was accepted.
+const SUPERVISOR: &str = r#"#!/bin/sh
+prompt=$(cat)
+case "$prompt" in
+  *"was accepted"*) echo '{"done": true}' ;;
+  *) echo '{"dispatch": [{"to": "worker-1", "step": "draft", "prompt": "write report.md",
+        "artifacts": [{"path": "report.md", "contains": ["Conclusion"]}]}]}' ;;
+esac
+"#;
+
+/// Writes the report, after `go` exists when `WAIT_FOR_GO` is in its
+/// prompt's directory; logs every prompt it gets.
+const WORKER: &str = r#"#!/bin/sh
+cat >> prompts.log
+echo "---" >> prompts.log
+if [ -e wait-for-go ]; then
+  i=0
+  while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+fi
+if [ -e write-it ]; then printf '# Report\n\nConclusion: it holds.\n' > report.md; fi
+echo "did my part"
+"#;
+
+const TASK: &str = r#"{"goal": "write the report",
+  "artifacts": [{"path": "report.md", "min_chars": 10}],
+  "checks": [{"run": "grep Conclusion report.md"}]}"#;
+
+struct Fleet {
+    home: TestHome,
+    dir: PathBuf,
+}
+
+impl Fleet {
+    fn new(supervisor: &str) -> Self {
+        let mut home = TestHome::new();
+        home.spawn_daemon("h");
+        let dir = home.path().join("work");
+        std::fs::create_dir_all(&dir).expect("dir");
+        write_executable(&home.path().join("sup.sh"), supervisor);
+        write_executable(&home.path().join("work.sh"), WORKER);
+        std::fs::write(home.path().join("task.json"), TASK).expect("task");
+        Self { home, dir }
+    }
+
+    fn file(&self, name: &str) -> String {
+        self.home.path().join(name).display().to_string()
+    }
+
+    fn start(&self, extra: &[&str]) -> Value {
+        let (sup, work, task) = (
+            self.file("sup.sh"),
+            self.file("work.sh"),
+            self.file("task.json"),
+        );
+        let dir = self.dir.display().to_string();
+        let mut args = vec![
+            "fleet",
+            "start",
+            "rep",
+            "--supervisor",
+            "exec",
+            "--supervisor-cmd",
+            &sup,
+            "--workers",
+            "1",
+            "--worker-cli",
+            "exec",
+            "--worker-cmd",
+            &work,
+            "-C",
+            &dir,
+            "--task",
+            &task,
+        ];
+        args.extend_from_slice(extra);
+        self.home.json(&args)
+    }
+
+    fn status(&self) -> Value {
+        self.home.json(&["fleet", "status", "rep"])
+    }
+
+    fn wait_state(&self, state: &str) -> Value {
+        let mut last = Value::Null;
+        wait_until(
+            &format!("the fleet to be {state}"),
+            Duration::from_secs(60),
+            || {
+                last = self.status();
+                last["state"] == state
+            },
+        );
+        last
+    }
+
+    fn touch(&self, name: &str) {
+        std::fs::write(self.dir.join(name), "").expect("touch");
+    }
+
+    fn prompts(&self) -> String {
+        std::fs::read_to_string(self.dir.join("prompts.log")).unwrap_or_default()
+    }
+}
+
+fn member<'a>(v: &'a Value, role: &str) -> &'a Value {
+    v["members"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == role))
+        .expect("member")
+}
+
+fn step<'a>(v: &'a Value, id: &str) -> &'a Value {
+    v["steps"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["step"] == id))
+        .unwrap_or_else(|| panic!("no step {id} in {v}"))
+}
+
+fn history(f: &Fleet) -> String {
+    f.home.json(&["fleet", "history", "rep"])["decisions"]
+        .as_array()
+        .expect("decisions")
+        .iter()
+        .filter_map(|d| d["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_fleet_completes_when_the_daemon_accepts_its_steps_and_its_task() {
+    let f = Fleet::new(SUPERVISOR);
+    f.touch("write-it");
+    let started = f.start(&[]);
+    assert_eq!(started["schema"], "flotilla.fleet.v1");
+    assert_eq!(started["group"], "fleet-rep");
+    let v = f.wait_state("completed");
+    assert_eq!(v["task_state"], "completed");
+    let draft = step(&v, "draft");
+    assert_eq!(
+        draft["evidence"]["artifacts"][0]["path"], "report.md",
+        "{v}"
+    );
+    let fin = step(&v, "final");
+    assert_eq!(fin["evidence"]["checks"][0]["exit"], 0, "{v}");
+    assert!(
+        fin["evidence"]["checks"][0]["tail"]
+            .as_str()
+            .is_some_and(|t| t.contains("Conclusion")),
+        "{v}"
+    );
+    assert_eq!(v["spent"]["model_calls"], 3, "{v}");
+    assert_eq!(v["spent"]["rounds"], 2, "{v}");
+    assert_eq!(member(&v, "supervisor")["turns"], 2);
+    assert_eq!(member(&v, "worker-1")["turns"], 1);
+    assert_eq!(member(&v, "worker-1")["lane"], "rep-worker-1");
+    let said = history(&f);
+    assert!(said.contains("dispatch draft to worker-1"), "{said}");
+    assert!(said.contains("the task is completed"), "{said}");
+    let lanes = f.home.json(&["lane", "list"]);
+    assert_eq!(lanes["lanes"].as_array().map(Vec::len), Some(2), "{lanes}");
+    let busy = f.home.run(&["fleet", "task", "rep", &f.file("task.json")]);
+    assert!(
+        busy.status.success(),
+        "a finished fleet takes its next task"
+    );
+}
+
+#[test]
+fn a_missing_artifact_bounces_three_times_with_its_reason_and_blocks() {
+    let f = Fleet::new(SUPERVISOR);
+    f.start(&[]);
+    let v = f.wait_state("blocked");
+    assert_eq!(v["task_state"], "blocked");
+    let draft = step(&v, "draft");
+    assert_eq!(draft["bounces"], 3, "{v}");
+    assert_eq!(draft["last_reasons"][0]["kind"], "missing", "{v}");
+    assert_eq!(member(&v, "worker-1")["turns"], 3);
+    let prompts = f.prompts();
+    assert!(prompts.contains("bounce 1 of 3"), "{prompts}");
+    assert!(prompts.contains("bounce 2 of 3"), "{prompts}");
+    assert!(prompts.contains("report.md does not exist"), "{prompts}");
+    assert!(history(&f).contains("bounced 3 times"), "{}", history(&f));
+    let stderr = f.home.fails(&["fleet", "stop", "nope"], 4);
+    assert!(stderr.contains("no fleet named nope"), "{stderr}");
+}
+
+#[test]
+fn a_budget_of_two_calls_stops_the_third_dispatch_and_a_new_card_resumes() {
+    let f = Fleet::new(SUPERVISOR);
+    f.touch("write-it");
+    let card = f.home.path().join("budget.toml");
+    std::fs::write(&card, "model_calls = 2\n").expect("card");
+    f.start(&["--budget", &card.display().to_string()]);
+    let v = f.wait_state("paused");
+    assert_eq!(v["task_state"], "out_of_budget", "{v}");
+    let reason = v["paused_reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("allows 2 model calls"), "{reason}");
+    assert_eq!(v["spent"]["model_calls"], 2);
+    assert_eq!(
+        member(&v, "supervisor")["turns"],
+        1,
+        "the third call never ran"
+    );
+    std::fs::write(&card, "model_calls = 10\n").expect("card");
+    f.home.json(&[
+        "fleet",
+        "resume",
+        "rep",
+        "--budget",
+        &card.display().to_string(),
+    ]);
+    let v = f.wait_state("completed");
+    assert_eq!(v["budget"]["model_calls"], 10);
+}
+
+#[test]
+fn an_unlisted_pair_and_a_supervisor_adding_a_command_are_refused() {
+    let f = Fleet::new(SUPERVISOR);
+    let dir = f.dir.display().to_string();
+    let stderr = f.home.fails(
+        &[
+            "fleet",
+            "start",
+            "odd",
+            "--supervisor",
+            "gemini",
+            "--workers",
+            "1",
+            "--worker-cli",
+            "pi",
+            "-C",
+            &dir,
+        ],
+        5,
+    );
+    assert!(
+        stderr.contains("does not list a gemini supervisor with pi workers"),
+        "{stderr}"
+    );
+    let lanes = f.home.json(&["lane", "list", "--all"]);
+    assert_eq!(lanes["lanes"], Value::Array(vec![]), "nothing started");
+    assert!(
+        f.home.json(&["fleet", "list"])["fleets"]
+            .as_array()
+            .is_some_and(Vec::is_empty)
+    );
+
+    write_executable(
+        &f.home.path().join("sup.sh"),
+        "#!/bin/sh\ncat >/dev/null\necho '{\"dispatch\": [{\"to\": \"worker-1\", \"step\": \"a\", \"prompt\": \"p\", \"run\": \"touch pwned\"}]}'\n",
+    );
+    f.start(&[]);
+    let v = f.wait_state("blocked");
+    let plan = step(&v, "plan");
+    assert_eq!(plan["bounces"], 3, "{v}");
+    let why = plan["last_reasons"][0]["why"].as_str().unwrap_or_default();
+    assert!(why.contains("never a command"), "{why}");
+    assert_eq!(member(&v, "worker-1")["turns"], 0, "no worker ran");
+    assert!(!Path::new(&f.dir).join("pwned").exists());
+}
+
+#[test]
+fn a_fleet_continues_after_kill_9_of_its_daemon_without_accepting_a_step_twice() {
+    let mut f = Fleet::new(SUPERVISOR);
+    f.touch("write-it");
+    f.touch("wait-for-go");
+    f.start(&[]);
+    wait_until("the worker to run", Duration::from_secs(60), || {
+        member(&f.status(), "worker-1")["phase"] == "running"
+    });
+    f.home.kill_daemon();
+    f.home.spawn_daemon("h");
+    f.touch("go");
+    let v = f.wait_state("completed");
+    assert_eq!(
+        member(&v, "worker-1")["turns"],
+        1,
+        "the turn was adopted: {v}"
+    );
+    let said = history(&f);
+    assert_eq!(
+        said.matches("step draft of worker-1 accepted").count(),
+        1,
+        "{said}"
+    );
+    assert_eq!(v["spent"]["model_calls"], 3, "{v}");
+}
