@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::time::Duration;
 
 use flotilla_tests::federation::{PATIENCE, hub_home_on, run_hub, wait_link};
 use flotilla_tests::{TestHome, free_udp_port, stop_child, wait_until};
@@ -179,6 +180,7 @@ fn daemon_shapes(s: &mut ShippedSchemas, home: &TestHome) {
     let task = task.display().to_string();
     let dir = home.path().display().to_string();
     s.run(home, &["fleet", "check", &task, "-C", &dir]);
+    fleet_shapes(s, home, &dir);
     s.run(home, &["roster"]);
     s.run(home, &["lane", "rm", "done"]);
     s.run(home, &["lane", "archive", "later"]);
@@ -189,6 +191,54 @@ fn daemon_shapes(s: &mut ShippedSchemas, home: &TestHome) {
     s.run(home, &["logs"]);
     first_line_shape(s, home, &["--json", "logs", "-n", "1", "--follow"]);
     s.run(home, &["down"]);
+}
+
+/// A fleet whose exec supervisor says done at once: every fleet command.
+fn fleet_shapes(s: &mut ShippedSchemas, home: &TestHome, dir: &str) {
+    let task = home.path().join("fleet-task.json");
+    std::fs::write(&task, r#"{"goal": "nothing to make"}"#).expect("task");
+    let task = task.display().to_string();
+    let sup = home.path().join("done.sh");
+    flotilla_tests::write_executable(&sup, "#!/bin/sh\ncat >/dev/null\necho '{\"done\": true}'\n");
+    let sup = sup.display().to_string();
+    s.run(
+        home,
+        &[
+            "fleet",
+            "start",
+            "sch",
+            "--supervisor",
+            "exec",
+            "--supervisor-cmd",
+            &sup,
+            "--workers",
+            "1",
+            "--worker-cli",
+            "exec",
+            "--worker-cmd",
+            "true",
+            "-C",
+            dir,
+            "--task",
+            &task,
+        ],
+    );
+    let mut last = Value::Null;
+    let done = (0..300).any(|_| {
+        last = home.json(&["fleet", "status", "sch"]);
+        std::thread::sleep(Duration::from_millis(100));
+        last["state"] == "completed"
+    });
+    assert!(done, "the fleet did not complete: {last}");
+    s.run(home, &["fleet", "status", "sch"]);
+    s.run(home, &["fleet", "list"]);
+    s.run(home, &["fleet", "history", "sch"]);
+    assert!(s.run_lines(home, &["fleet", "watch", "sch"]) >= 2);
+    s.run(home, &["fleet", "pairs"]);
+    s.run(home, &["fleet", "pause", "sch"]);
+    s.run(home, &["fleet", "resume", "sch"]);
+    s.run(home, &["fleet", "stop", "sch"]);
+    s.run(home, &["fleet", "status", "no-such-fleet"]);
 }
 
 /// `lane run --json` detached by one Ctrl-C (SIGINT, as a terminal sends).

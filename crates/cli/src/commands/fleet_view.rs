@@ -162,13 +162,22 @@ pub(crate) async fn watch(env: &Env, name: PeerName) -> Result<u8> {
     }
 }
 
+/// What `fleet pairs --json` prints (`flotilla.fleet-pairs.v1`).
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub(crate) struct PairsReply {
+    /// Schema id: `flotilla.fleet-pairs.v1`.
+    pub(crate) schema: String,
+    /// Every pair Flotilla's tests ran.
+    pub(crate) pairs: Vec<flotilla_actors::fleet::pairs::Pair>,
+}
+
 /// `fleet pairs`: the pair table this build ships.
 pub(crate) fn pairs(env: &Env) -> Result<u8> {
     if env.json {
-        output::json_as(
-            "flotilla.fleet-pairs.v1",
-            &serde_json::json!({ "pairs": PAIRS }),
-        )?;
+        output::json(&PairsReply {
+            schema: "flotilla.fleet-pairs.v1".into(),
+            pairs: PAIRS.to_vec(),
+        })?;
         return Ok(OK);
     }
     let mut t = table::new(&["SUPERVISOR", "WORKER", "LIFECYCLE", "STATUS", "EVIDENCE"]);

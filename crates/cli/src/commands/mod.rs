@@ -12,6 +12,7 @@ mod enroll;
 mod fleet;
 mod fleet_start;
 mod fleet_view;
+pub(crate) use fleet_view::PairsReply;
 mod hook;
 mod hub;
 mod integrations;

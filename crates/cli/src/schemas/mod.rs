@@ -17,9 +17,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use flotilla_actors::lane::events::LaneEvent;
 use flotilla_actors::protocol::{
-    FleetCheckReply, HostStatusReply, InboxReply, LaneDoctorReply, LaneListReply, LanePruneReply,
-    LaneRemoveReply, LaneStartReply, LaneView, OutboxReply, PeerLeaveReply, PeerView, PeersReply,
-    RosterReply, SendReply,
+    FleetCheckReply, FleetHistoryReply, FleetListReply, FleetView, HostStatusReply, InboxReply,
+    LaneDoctorReply, LaneListReply, LanePruneReply, LaneRemoveReply, LaneStartReply, LaneView,
+    OutboxReply, PeerLeaveReply, PeerView, PeersReply, RosterReply, SendReply,
 };
 use flotilla_hub::view::HubRosterReply;
 use schemars::generate::SchemaSettings;
@@ -75,6 +75,17 @@ pub(crate) fn catalog() -> Vec<Shape> {
         ("flotilla.lane-remove.v1", derived::<LaneRemoveReply>()),
         ("flotilla.lane-prune.v1", derived::<LanePruneReply>()),
         ("flotilla.fleet-check.v1", derived::<FleetCheckReply>()),
+        ("flotilla.fleet.v1", derived::<FleetView>()),
+        ("flotilla.fleets.v1", derived::<FleetListReply>()),
+        ("flotilla.fleet-history.v1", derived::<FleetHistoryReply>()),
+        (
+            "flotilla.fleet-decision.v1",
+            derived::<flotilla_actors::fleet::run::Decision>(),
+        ),
+        (
+            "flotilla.fleet-pairs.v1",
+            derived::<crate::commands::PairsReply>(),
+        ),
         ("flotilla.hub-roster.v1", derived::<HubRosterReply>()),
         ("flotilla.bench.local.v1", crate::bench::local_schema()),
         (
