@@ -181,7 +181,8 @@ fn a_fleet_completes_when_the_daemon_accepts_its_steps_and_its_task() {
 #[test]
 fn a_missing_artifact_bounces_three_times_with_its_reason_and_blocks() {
     let f = Fleet::new(SUPERVISOR);
-    f.start(&[]);
+    f.home.ok(&["peer", "join", "lead"]);
+    f.start(&["--as", "lead"]);
     let v = f.wait_state("blocked");
     assert_eq!(v["task_state"], "blocked");
     let draft = step(&v, "draft");
@@ -193,6 +194,18 @@ fn a_missing_artifact_bounces_three_times_with_its_reason_and_blocks() {
     assert!(prompts.contains("bounce 2 of 3"), "{prompts}");
     assert!(prompts.contains("report.md does not exist"), "{prompts}");
     assert!(history(&f).contains("bounced 3 times"), "{}", history(&f));
+    wait_until("the owner to be told", Duration::from_secs(30), || {
+        let inbox = f.home.json(&["inbox", "--as", "lead", "--peek"]);
+        inbox["messages"].as_array().is_some_and(|m| {
+            m.iter().any(|m| {
+                m["from"] == "h/rep-supervisor"
+                    && m["summary"] == "fleet rep: the task is blocked"
+                    && m["body"]
+                        .as_str()
+                        .is_some_and(|b| b.contains("report.md does not exist"))
+            })
+        })
+    });
     let stderr = f.home.fails(&["fleet", "stop", "nope"], 4);
     assert!(stderr.contains("no fleet named nope"), "{stderr}");
 }

@@ -9,6 +9,7 @@
 
 pub mod acceptance;
 pub mod members;
+mod notice;
 pub mod runner;
 mod start;
 pub mod view;

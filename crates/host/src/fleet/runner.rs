@@ -329,6 +329,10 @@ pub(super) fn perform(
             }
             Action::Ended(task_state) => {
                 tracing::info!(fleet = %spec.name, state = ?task_state, "a fleet's task ended");
+                let record = record.clone();
+                tokio::spawn(async move {
+                    super::notice::task_ended(&ctx, &record, task_state).await;
+                });
             }
             Action::Paused(reason) => {
                 tracing::info!(fleet = %spec.name, %reason, "a fleet paused");
