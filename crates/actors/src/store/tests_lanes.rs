@@ -219,3 +219,59 @@ async fn version_8_results_are_rewritten_by_the_upgrade_to_version_9() {
     );
     assert_eq!(store.lane_shelf("w").expect("shelf"), vec![(1, r)]);
 }
+
+fn fleet(name: &str) -> crate::fleet::FleetRecord {
+    use crate::fleet::{FleetRun, FleetSpec, MemberSpec};
+    let member = MemberSpec {
+        cli: CliKind::Exec,
+        model: None,
+        command: Some("true".into()),
+    };
+    crate::fleet::FleetRecord {
+        spec: FleetSpec {
+            name: PeerName::new(name).expect("name"),
+            supervisor: member.clone(),
+            workers: vec![member],
+            lifecycle: crate::fleet::Lifecycle::Task,
+            dir: "/tmp".into(),
+            max_busy: None,
+            budget: crate::fleet::BudgetCard::default(),
+            turn_timeout_secs: None,
+            check_timeout_secs: 60,
+            as_peer: None,
+        },
+        started_ms: 1,
+        stopped: false,
+        run: FleetRun::default(),
+    }
+}
+
+#[tokio::test]
+async fn a_fleet_record_is_stored_whole_and_a_version_9_store_gains_the_fleets_table() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("s.redb");
+    {
+        let store = Store::open(&path).expect("create");
+        let txn = store.db().expect("db").begin_write().expect("txn");
+        txn.delete_table(super::super::schema::FLEETS)
+            .expect("drop");
+        txn.open_table(META)
+            .expect("meta")
+            .insert(VERSION_KEY, 9)
+            .expect("v9");
+        txn.commit().expect("commit");
+    }
+    let store = std::sync::Arc::new(Store::open(&path).expect("upgrade"));
+    assert_eq!(store.schema_version().expect("v"), SCHEMA_VERSION);
+    assert!(store.fleets().expect("fleets").is_empty());
+    let (q, _h) =
+        CommitQueue::start(store.clone(), tokio::sync::watch::channel(0).0).expect("queue");
+    let mut a = fleet("a");
+    a.run.spent.model_calls = 7;
+    q.put_fleet(&a).await.expect("put");
+    q.put_fleet(&fleet("b")).await.expect("put");
+    assert_eq!(store.fleet("a").expect("read"), Some(a));
+    assert_eq!(store.fleets().expect("fleets").len(), 2);
+    q.remove_fleet("b").await.expect("remove");
+    assert_eq!(store.fleet("b").expect("read"), None);
+}
