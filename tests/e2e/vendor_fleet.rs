@@ -15,16 +15,12 @@ use serde_json::Value;
 const PLAN: &str = r#"{"dispatch": [{"to": "worker-1", "step": "draft", "prompt": "write report.md",
   "artifacts": [{"path": "report.md", "contains": ["Conclusion"]}]}]}"#;
 
-#[test]
-fn a_claude_supervisor_leads_an_exec_worker_to_a_completed_task() {
-    let server = ModelServer::start(Script::new([
-        Reply::text(PLAN),
-        Reply::text("```json\n{\"done\": true}\n```"),
-    ]));
+/// A daemon with a fleet `lead` (a claude supervisor, an exec worker that
+/// writes report.md) started with `extra` flags; `None` without claude.
+fn lead(replies: Vec<Reply>, extra: &[&str]) -> Option<(ModelServer, TestHome, Value)> {
+    let server = ModelServer::start(Script::new(replies));
     let env = VendorEnv::new(&server);
-    if env.bin(CliKind::Claude).is_none() {
-        return;
-    }
+    env.bin(CliKind::Claude)?;
     let mut home = TestHome::new();
     home.env.extend(env.env());
     home.spawn_daemon("h");
@@ -41,7 +37,7 @@ fn a_claude_supervisor_leads_an_exec_worker_to_a_completed_task() {
     .expect("task");
     let dir = env.workdir().display().to_string();
     let (work, task) = (work.display().to_string(), task.display().to_string());
-    home.json(&[
+    let mut args = vec![
         "fleet",
         "start",
         "lead",
@@ -59,12 +55,25 @@ fn a_claude_supervisor_leads_an_exec_worker_to_a_completed_task() {
         &dir,
         "--task",
         &task,
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    home.json(&args);
     let mut v = Value::Null;
     wait_until("the fleet to end", Duration::from_secs(120), || {
         v = home.json(&["fleet", "status", "lead"]);
         v["state"] != "running"
     });
+    Some((server, home, v))
+}
+
+const DONE: &str = "```json\n{\"done\": true}\n```";
+
+#[test]
+fn a_claude_supervisor_leads_an_exec_worker_to_a_completed_task() {
+    let replies = vec![Reply::text(PLAN), Reply::text(DONE)];
+    let Some((server, _home, v)) = lead(replies, &[]) else {
+        return;
+    };
     assert_eq!(v["state"], "completed", "{v}");
     let supervisor = &v["members"][0];
     assert_eq!(supervisor["cli"], "claude");
@@ -79,5 +88,60 @@ fn a_claude_supervisor_leads_an_exec_worker_to_a_completed_task() {
     assert!(
         second.contains("write the report"),
         "the second turn resumed the first one's conversation: {second}"
+    );
+}
+
+/// The supervisor's model requests after the first: the note request,
+/// then its successor's first turn.
+fn rotated(note: &str) -> Option<(String, String, Value)> {
+    let replies = vec![Reply::text(PLAN), Reply::text(note), Reply::text(DONE)];
+    let (server, home, v) = lead(replies, &["--rotate-at", "0.0001"])?;
+    assert_eq!(v["state"], "completed", "{v}");
+    let asked = server.model_requests();
+    assert_eq!(asked.len(), 3, "plan, note, done");
+    let history = home.json(&["fleet", "history", "lead"]);
+    Some((
+        asked[1].body.to_string(),
+        asked[2].body.to_string(),
+        history,
+    ))
+}
+
+#[test]
+fn a_claude_supervisor_past_its_threshold_hands_over_its_note_to_a_fresh_session() {
+    let note = "## Done\nNOTE-MARK planned the draft\n## In progress\nnothing\n## Next\nsay done";
+    let Some((ask, successor, history)) = rotated(note) else {
+        return;
+    };
+    assert!(ask.contains("handoff note"), "{ask}");
+    assert!(
+        successor.contains("NOTE-MARK planned the draft"),
+        "{successor}"
+    );
+    assert!(
+        successor.contains("your predecessor in this role"),
+        "{successor}"
+    );
+    assert!(
+        !successor.contains("You are the supervisor of a fleet"),
+        "the successor is a fresh session, not the old conversation: {successor}"
+    );
+    assert_eq!(history["handoffs"][0]["role"], "supervisor", "{history}");
+    assert_eq!(
+        history["handoffs"][0]["note"]["from_member"], true,
+        "{history}"
+    );
+}
+
+#[test]
+fn a_claude_supervisor_that_writes_no_note_is_succeeded_with_the_daemons_skeleton() {
+    let Some((_, successor, history)) = rotated("I would rather keep going.") else {
+        return;
+    };
+    assert!(successor.contains("left no note"), "{successor}");
+    assert!(successor.contains("## Next"), "{successor}");
+    assert_eq!(
+        history["handoffs"][0]["note"]["from_member"], false,
+        "{history}"
     );
 }

@@ -12,6 +12,7 @@
 
 pub mod acceptance;
 pub mod budget;
+mod handoff;
 pub mod pairs;
 pub mod plan;
 pub mod record;

@@ -40,6 +40,9 @@ pub struct Assignment {
     /// The member's lane turn, once it started.
     #[serde(default)]
     pub turn: Option<u32>,
+    /// Its turn starts a fresh native session (after a rotation).
+    #[serde(default)]
+    pub fresh: bool,
 }
 
 /// A plan the daemon accepted.
@@ -161,6 +164,7 @@ fn item_of(
         prompt: raw.prompt,
         artifacts: step_task.artifacts,
         turn: None,
+        fresh: false,
     })
 }
 

@@ -50,6 +50,9 @@ pub struct FleetSpec {
     /// How long one member's turn may run, in seconds.
     #[serde(default)]
     pub turn_timeout_secs: Option<u64>,
+    /// Context use (percent of the window) at which a member rotates.
+    #[serde(default = "default_rotate_at")]
+    pub rotate_at_pct: f64,
     /// How long each of the task's checks may run, in seconds.
     #[serde(default = "default_check_timeout")]
     pub check_timeout_secs: u64,
@@ -61,6 +64,10 @@ pub struct FleetSpec {
 
 fn default_check_timeout() -> u64 {
     1800
+}
+
+fn default_rotate_at() -> f64 {
+    super::rotation::DEFAULT_THRESHOLD_PCT
 }
 
 /// A fleet and its run.
@@ -130,6 +137,12 @@ impl FleetSpec {
                 return Err(format!("{role} runs {} and takes no command", m.cli));
             }
             PeerName::new(&self.lane_of(&role)).map_err(|e| e.to_string())?;
+        }
+        if !(self.rotate_at_pct > 0.0 && self.rotate_at_pct <= 100.0) {
+            return Err(format!(
+                "--rotate-at must be a percentage above 0 and at most 100, not {}",
+                self.rotate_at_pct
+            ));
         }
         if self.max_busy == Some(0) {
             return Err("--max-busy must be at least 1".into());

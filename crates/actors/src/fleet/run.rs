@@ -11,13 +11,14 @@
 //! task judged. Every dispatch passes the budget card and `--max-busy`
 //! first.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::acceptance::{Evidence, Shortfall, Verdict};
-use super::budget::{BudgetCard, Dispatch, Spent, may_start_turn};
+use super::budget::{BudgetCard, Spent};
+pub use super::handoff::{Handoff, NoteAsk};
 use super::plan::{self, Assignment};
 use super::steps::{StepLedger, StepOutcome, TaskState};
 use super::task::Task;
@@ -44,6 +45,8 @@ pub struct Rules<'a> {
     pub elapsed: Duration,
     /// Now, in milliseconds since the epoch (for the log).
     pub now_ms: u64,
+    /// Context use (percent) at which a member rotates.
+    pub rotate_at_pct: f64,
 }
 
 /// A member's finished turn, as the run needs it.
@@ -59,6 +62,8 @@ pub struct TurnEnd {
     pub tokens: u64,
     /// Its cost, where the CLI reports one.
     pub cost: Option<f64>,
+    /// Context window in use at its end, where the CLI tells.
+    pub context_used_pct: Option<f64>,
 }
 
 /// What the host must do.
@@ -70,6 +75,9 @@ pub enum Action {
         role: String,
         /// The prompt.
         prompt: String,
+        /// Start a fresh native session (after a rotation) instead of
+        /// continuing the member's.
+        fresh: bool,
     },
     /// Judge `step` against `task` (a step's artifacts, or the whole task
     /// for the step `final`) and feed the verdict back.
@@ -101,6 +109,9 @@ pub struct Asked {
     pub prompt: String,
     /// Its lane turn, once started.
     pub turn: Option<u32>,
+    /// It starts a fresh native session.
+    #[serde(default)]
+    pub fresh: bool,
 }
 
 /// One line of the fleet's history.
@@ -137,6 +148,19 @@ pub struct FleetRun {
     pub paused: Option<String>,
     /// The daemon's decisions, oldest first (the last [`LOG_LIMIT`]).
     pub log: Vec<Decision>,
+    /// Members whose context crossed the threshold: rotated before
+    /// their next turn.
+    #[serde(default)]
+    pub rotate: BTreeSet<String>,
+    /// Handoff notes asked for, by role, with the turn they hold back.
+    #[serde(default)]
+    pub noting: BTreeMap<String, NoteAsk>,
+    /// Notes waiting for their successor's first turn, by role.
+    #[serde(default)]
+    pub successors: BTreeMap<String, String>,
+    /// Every rotation: the retired sessions and their notes.
+    #[serde(default)]
+    pub handoffs: Vec<Handoff>,
 }
 
 impl FleetRun {
@@ -147,6 +171,9 @@ impl FleetRun {
         }
         *self = FleetRun {
             log: std::mem::take(&mut self.log),
+            handoffs: std::mem::take(&mut self.handoffs),
+            successors: std::mem::take(&mut self.successors),
+            rotate: std::mem::take(&mut self.rotate),
             ..FleetRun::default()
         };
         self.note(r, format!("task given: {}", task.goal));
@@ -158,7 +185,9 @@ impl FleetRun {
 
     /// A member's turn started as lane turn `turn`.
     pub fn started(&mut self, role: &str, turn: u32) {
-        if role == SUPERVISOR {
+        if let Some(ask) = self.noting.get_mut(role) {
+            ask.turn = Some(turn);
+        } else if role == SUPERVISOR {
             if let Some(asked) = &mut self.supervisor {
                 asked.turn = Some(turn);
             }
@@ -171,6 +200,13 @@ impl FleetRun {
     pub fn ended(&mut self, role: &str, end: TurnEnd, r: &Rules<'_>) -> Vec<Action> {
         let account = r.accounts.get(role).map_or("", String::as_str);
         self.spent.used(account, end.tokens, end.cost);
+        if let Some(ask) = self.noting.remove(role) {
+            self.handed_over(role, ask, end, r);
+            return self.pump(r);
+        }
+        if super::rotation::should_rotate(end.context_used_pct, r.rotate_at_pct) {
+            self.rotate.insert(role.to_owned());
+        }
         let mut out = if role == SUPERVISOR {
             match self.supervisor.take() {
                 Some(_) => self.planned(end, r),
@@ -233,7 +269,8 @@ impl FleetRun {
 
     /// Nothing is in flight, queued or being judged.
     pub fn idle(&self) -> bool {
-        self.supervisor.is_none()
+        self.noting.is_empty()
+            && self.supervisor.is_none()
             && self.working.is_empty()
             && self.judging.is_empty()
             && !self.judging_final
@@ -345,6 +382,7 @@ impl FleetRun {
     /// When the round's last step settles, the supervisor hears about it.
     fn next_round(&mut self) {
         let waiting = self.supervisor.is_some()
+            || !self.noting.is_empty()
             || !self.working.is_empty()
             || !self.judging.is_empty()
             || self.judging_final
@@ -363,76 +401,6 @@ impl FleetRun {
         vec![Action::Ended(state)]
     }
 
-    /// Starts what may start: free member, `--max-busy`, budget.
-    pub fn pump(&mut self, r: &Rules<'_>) -> Vec<Action> {
-        let mut out = Vec::new();
-        if self.paused.is_some() || self.ledger.state.is_final() {
-            return out;
-        }
-        let mut i = 0;
-        while i < self.queue.len() {
-            let busy = usize::from(self.supervisor.is_some()) + self.working.len();
-            if !may_start_turn(busy, r.max_busy) {
-                break;
-            }
-            let role = match &self.queue[i] {
-                Queued::Supervisor(_) => SUPERVISOR.to_owned(),
-                Queued::Work(a) => a.to.clone(),
-            };
-            let free = if role == SUPERVISOR {
-                self.supervisor.is_none()
-            } else {
-                !self.working.contains_key(&role)
-            };
-            if !free {
-                i += 1;
-                continue;
-            }
-            let account = r.accounts.get(&role).map_or("", String::as_str);
-            let what = if role == SUPERVISOR {
-                Dispatch::Round { account }
-            } else {
-                Dispatch::Work { account }
-            };
-            if let Err(stop) = r.budget.allows(&self.spent, r.elapsed, what) {
-                let reason = format!("out of budget: {stop}");
-                self.ledger.out_of_budget();
-                self.pause(reason.clone(), r);
-                out.push(Action::Paused(reason));
-                return out;
-            }
-            self.spent.dispatched(what);
-            let Some(next) = self.queue.remove(i) else {
-                break;
-            };
-            out.push(self.begin(next));
-        }
-        out
-    }
-
-    fn begin(&mut self, next: Queued) -> Action {
-        match next {
-            Queued::Supervisor(prompt) => {
-                self.supervisor = Some(Asked {
-                    prompt: prompt.clone(),
-                    turn: None,
-                });
-                Action::Run {
-                    role: SUPERVISOR.into(),
-                    prompt,
-                }
-            }
-            Queued::Work(a) => {
-                let action = Action::Run {
-                    role: a.to.clone(),
-                    prompt: a.prompt.clone(),
-                };
-                self.working.insert(a.to.clone(), a);
-                action
-            }
-        }
-    }
-
     fn step_task(&self, a: &Assignment) -> Task {
         Task {
             goal: a.step.clone(),
@@ -442,7 +410,7 @@ impl FleetRun {
         }
     }
 
-    fn note(&mut self, r: &Rules<'_>, text: String) {
+    pub(super) fn note(&mut self, r: &Rules<'_>, text: String) {
         self.log.push(Decision {
             at_ms: r.now_ms,
             text,

@@ -32,6 +32,7 @@ impl Fixture {
             budget: &self.budget,
             elapsed: Duration::from_secs(1),
             now_ms: 1,
+            rotate_at_pct: 60.0,
         }
     }
 }
@@ -63,7 +64,7 @@ fn prompt_of(actions: &[Action], who: &str) -> String {
     actions
         .iter()
         .find_map(|a| match a {
-            Action::Run { role, prompt } if role == who => Some(prompt.clone()),
+            Action::Run { role, prompt, .. } if role == who => Some(prompt.clone()),
             _ => None,
         })
         .unwrap()
@@ -221,5 +222,88 @@ fn three_refused_plans_block_the_task_and_a_second_task_waits_for_the_first() {
     assert!(
         run.give(task(), &f.rules()).is_ok(),
         "a new task may follow"
+    );
+}
+
+fn fresh_of(actions: &[Action], who: &str) -> bool {
+    actions
+        .iter()
+        .find_map(|a| match a {
+            Action::Run { role, fresh, .. } if role == who => Some(*fresh),
+            _ => None,
+        })
+        .unwrap()
+}
+
+fn full(text: &str) -> TurnEnd {
+    TurnEnd {
+        context_used_pct: Some(75.0),
+        ..ok(text)
+    }
+}
+
+#[test]
+fn a_member_past_the_threshold_hands_over_to_a_fresh_session_with_its_note() {
+    let f = Fixture::new(1);
+    let mut run = FleetRun::default();
+    run.give(task(), &f.rules()).unwrap();
+    let a = run.ended(SUPERVISOR, full(ONE_STEP), &f.rules());
+    assert!(!fresh_of(&a, "worker-1"));
+    run.ended("worker-1", ok("written"), &f.rules());
+    let a = run.judged("s1", Verdict::Accepted(Evidence::default()), &f.rules());
+    let ask = prompt_of(&a, SUPERVISOR);
+    assert!(
+        ask.contains("handoff note"),
+        "the note is asked for first: {ask}"
+    );
+    assert!(
+        !fresh_of(&a, SUPERVISOR),
+        "the note comes from the old session"
+    );
+    run.started(SUPERVISOR, 2);
+    let note = "## Done\nplanned s1\n## In progress\nnothing\n## Next\nsay done";
+    let a = run.ended(SUPERVISOR, full(note), &f.rules());
+    let first = prompt_of(&a, SUPERVISOR);
+    assert!(fresh_of(&a, SUPERVISOR), "the successor is a fresh session");
+    assert!(first.contains("your predecessor in this role"), "{first}");
+    assert!(first.contains("planned s1"), "{first}");
+    assert!(
+        first.contains("step s1 (worker-1) was accepted"),
+        "the held turn follows: {first}"
+    );
+    assert_eq!(run.handoffs.len(), 1);
+    assert!(run.handoffs[0].note.from_member);
+    assert!(
+        run.rotate.is_empty(),
+        "the note turn's own context does not rotate again"
+    );
+    let a = run.ended(SUPERVISOR, ok(r#"{"done": true}"#), &f.rules());
+    assert!(matches!(a.as_slice(), [Action::Judge { .. }]), "{a:?}");
+    assert_eq!(run.spent.model_calls, 4, "the note request is a model call");
+}
+
+#[test]
+fn with_no_note_the_daemons_skeleton_starts_the_successor() {
+    let f = Fixture::new(1);
+    let mut run = FleetRun::default();
+    run.give(task(), &f.rules()).unwrap();
+    run.ended(SUPERVISOR, ok(ONE_STEP), &f.rules());
+    let a = run.ended("worker-1", full("done"), &f.rules());
+    assert!(matches!(a.as_slice(), [Action::Judge { .. }]));
+    let a = run.judged("s1", missing(), &f.rules());
+    assert!(prompt_of(&a, "worker-1").contains("handoff note"));
+    let a = run.ended("worker-1", ok("I would rather not."), &f.rules());
+    let first = prompt_of(&a, "worker-1");
+    assert!(fresh_of(&a, "worker-1"));
+    assert!(first.contains("left no note"), "{first}");
+    assert!(first.contains("## In progress\ns1"), "{first}");
+    assert!(
+        first.contains("bounce 1 of 3"),
+        "the bounced step follows: {first}"
+    );
+    assert!(!run.handoffs[0].note.from_member);
+    assert!(
+        run.working["worker-1"].fresh,
+        "saved, for a restart mid-turn"
     );
 }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::fleet::run::Decision;
+use crate::fleet::run::{Decision, Handoff};
 use crate::fleet::{BudgetCard, Evidence, FleetSpec, Lifecycle, Shortfall, Spent, Task, TaskState};
 use crate::lane::{CliKind, LanePhase, Usage};
 use crate::model::Timestamp;
@@ -200,4 +200,7 @@ pub struct FleetHistoryReply {
     pub name: PeerName,
     /// Every decision kept, oldest first.
     pub decisions: Vec<Decision>,
+    /// Every rotation: the role, when, and the note its successor started
+    /// with (`from_member` false: the daemon's skeleton).
+    pub handoffs: Vec<Handoff>,
 }

@@ -238,6 +238,7 @@ fn fleet(name: &str) -> crate::fleet::FleetRecord {
             budget: crate::fleet::BudgetCard::default(),
             turn_timeout_secs: None,
             check_timeout_secs: 60,
+            rotate_at_pct: 60.0,
             as_peer: None,
         },
         started_ms: 1,

@@ -126,6 +126,10 @@ pub(crate) struct FleetStartArgs {
     /// How long each of a task's checks may run (default 30m).
     #[arg(long, value_name = "DURATION", value_parser = check_timeout)]
     pub(crate) check_timeout: Option<Duration>,
+    /// Context use, in percent of the window, at which a member hands over
+    /// to a fresh session with a handoff note (default 60).
+    #[arg(long = "rotate-at", value_name = "PCT")]
+    pub(crate) rotate_at: Option<f64>,
     /// The peer of this host that owns the fleet's lanes (default: the operator).
     #[arg(long = "as", value_name = "PEER")]
     pub(crate) as_peer: Option<String>,

@@ -34,6 +34,7 @@ struct FleetFile {
     task: Option<String>,
     turn_timeout: Option<String>,
     check_timeout: Option<String>,
+    rotate_at: Option<f64>,
     #[serde(rename = "as")]
     as_peer: Option<String>,
 }
@@ -185,6 +186,10 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
         budget,
         turn_timeout_secs: turn_timeout.map(|d| d.as_secs().max(1)),
         check_timeout_secs: check_timeout.as_secs().max(1),
+        rotate_at_pct: a
+            .rotate_at
+            .or(f.rotate_at)
+            .unwrap_or(flotilla_actors::fleet::rotation::DEFAULT_THRESHOLD_PCT),
         as_peer,
     };
     spec.validate()

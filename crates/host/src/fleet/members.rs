@@ -31,14 +31,16 @@ pub async fn lane_of(ctx: &HostContext, spec: &FleetSpec, role: &str) -> Option<
 }
 
 /// Starts a turn of `role` with `prompt`: the lane's first turn creates
-/// it, later ones continue its native session. A result the fleet no
-/// longer waits for (left by a crash) is handed out first.
+/// it, later ones continue its native session unless `fresh` (a rotated
+/// member's successor). A result the fleet no longer waits for (left by a
+/// crash) is handed out first.
 pub async fn begin(
     ctx: &Arc<HostContext>,
     spec: &FleetSpec,
     role: &str,
     member: &MemberSpec,
     prompt: String,
+    fresh: bool,
 ) -> Result<u32, String> {
     if let Some(lane) = lane_of(ctx, spec, role).await {
         drain(&lane).await;
@@ -46,7 +48,7 @@ pub async fn begin(
             .call(
                 |reply| LaneMsg::BeginTurn {
                     prompt,
-                    resume: true,
+                    resume: !fresh,
                     reply,
                 },
                 None,
@@ -176,6 +178,7 @@ fn end_of(kind: EventKind) -> TurnEnd {
         }),
         tokens: r.usage.input.saturating_add(r.usage.output),
         cost: r.cost_usd,
+        context_used_pct: r.context_used_pct,
     }
 }
 

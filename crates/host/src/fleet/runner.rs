@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_actors::fleet::{Action, FleetRecord, FleetRun, Rules, TurnEnd, Verdict};
+use flotilla_actors::fleet::rotation::note_request;
+use flotilla_actors::fleet::{Action, FleetRecord, FleetRun, Rules, SUPERVISOR, TurnEnd, Verdict};
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::PeerName;
 use flotilla_actors::protocol::{
@@ -165,6 +166,7 @@ pub(super) fn with_rules<T>(
         budget: &spec.budget,
         elapsed: Duration::from_millis(now_ms.saturating_sub(record.started_ms)),
         now_ms,
+        rotate_at_pct: spec.rotate_at_pct,
     };
     f(&mut record.run, &rules)
 }
@@ -237,22 +239,25 @@ impl FleetsState {
             return;
         }
         let run = &record.run;
-        let mut actions = Vec::new();
+        let mut in_flight: Vec<(String, Option<u32>, String, bool)> = Vec::new();
         if let Some(asked) = &run.supervisor {
-            match asked.turn {
-                Some(turn) => wait_for(&self.ctx, myself, record, "supervisor".into(), turn),
-                None => actions.push(Action::Run {
-                    role: "supervisor".into(),
-                    prompt: asked.prompt.clone(),
-                }),
-            }
+            let prompt = asked.prompt.clone();
+            in_flight.push((SUPERVISOR.into(), asked.turn, prompt, asked.fresh));
         }
         for (role, a) in &run.working {
-            match a.turn {
-                Some(turn) => wait_for(&self.ctx, myself, record, role.clone(), turn),
+            in_flight.push((role.clone(), a.turn, a.prompt.clone(), a.fresh));
+        }
+        for (role, ask) in &run.noting {
+            in_flight.push((role.clone(), ask.turn, note_request(), false));
+        }
+        let mut actions = Vec::new();
+        for (role, turn, prompt, fresh) in in_flight {
+            match turn {
+                Some(turn) => wait_for(&self.ctx, myself, record, role, turn),
                 None => actions.push(Action::Run {
-                    role: role.clone(),
-                    prompt: a.prompt.clone(),
+                    role,
+                    prompt,
+                    fresh,
                 }),
             }
         }
@@ -305,7 +310,11 @@ pub(super) fn perform(
     for action in actions {
         let (ctx, me, spec) = (ctx.clone(), myself.clone(), record.spec.clone());
         match action {
-            Action::Run { role, prompt } => {
+            Action::Run {
+                role,
+                prompt,
+                fresh,
+            } => {
                 let member = spec
                     .members()
                     .into_iter()
@@ -313,7 +322,7 @@ pub(super) fn perform(
                     .map(|(_, m)| m.clone());
                 tokio::spawn(async move {
                     let started = match member {
-                        Some(m) => members::begin(&ctx, &spec, &role, &m, prompt).await,
+                        Some(m) => members::begin(&ctx, &spec, &role, &m, prompt, fresh).await,
                         None => Err(format!("the fleet has no member {role}")),
                     };
                     let _ = me.cast(FleetsMsg::Started(spec.name.clone(), role, started));

@@ -50,6 +50,7 @@ pub fn history(record: &FleetRecord) -> FleetHistoryReply {
         schema: "flotilla.fleet-history.v1".into(),
         name: record.spec.name.clone(),
         decisions: record.run.log.clone(),
+        handoffs: record.run.handoffs.clone(),
     }
 }
 

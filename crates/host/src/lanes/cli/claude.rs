@@ -174,7 +174,7 @@ mod tests {
             (11, 5, 0)
         );
         assert_eq!(out.context_window, Some(1_000_000));
-        assert_eq!(out.context_used_pct, Some(0.0));
+        assert_eq!(out.context_used_pct, Some(0.0012));
         assert_eq!(out.cost_usd, Some(0.00017999999999999998));
         assert_eq!(
             out.native_session_id.as_deref(),

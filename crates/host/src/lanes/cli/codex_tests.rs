@@ -128,7 +128,7 @@ fn resumed_usage_is_the_turns_own_with_a_rollout() {
     );
     assert_eq!((out.usage.input, out.usage.output), (11, 5));
     assert_eq!(out.context_window, Some(258_400));
-    assert_eq!(out.context_used_pct, Some(0.0));
+    assert_eq!(out.context_used_pct, Some(0.0062));
     assert!(
         matches!(of(&events, "usage")[0], EventKind::Usage { usage, context_window: Some(258_400) } if usage.input == 11)
     );

@@ -279,7 +279,7 @@ impl Tally {
 /// Share of `window` that `used` tokens fill, in percent.
 pub(super) fn percent(used: u64, window: Option<u64>) -> Option<f64> {
     let window = window.filter(|w| *w > 0)?;
-    (used > 0).then(|| (used as f64 * 1000.0 / window as f64).round() / 10.0)
+    (used > 0).then(|| (used as f64 * 1_000_000.0 / window as f64).round() / 10_000.0)
 }
 
 /// Test helpers: a lane spec and a turn context, and running a fixture
