@@ -311,3 +311,92 @@ fn a_fleet_continues_after_kill_9_of_its_daemon_without_accepting_a_step_twice()
     );
     assert_eq!(v["spent"]["model_calls"], 3, "{v}");
 }
+
+/// Answers a service request badly twice (a value not allowed, then a
+/// missing field), then well; every later request well at once.
+const SERVICE_WORKER: &str = r#"#!/bin/sh
+cat >> prompts.log
+n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count
+case $n in
+  1) echo '{"verdict": "maybe"}' ;;
+  2) echo '{"other": 1}' ;;
+  *) echo '{"verdict": "ok", "n": '$n'}' ;;
+esac
+"#;
+
+#[test]
+fn a_service_request_goes_to_its_worker_and_its_reply_is_checked_bounced_then_passed() {
+    let f = Fleet::new(SUPERVISOR);
+    write_executable(&f.home.path().join("work.sh"), SERVICE_WORKER);
+    let (sup, work) = (f.file("sup.sh"), f.file("work.sh"));
+    let dir = f.dir.display().to_string();
+    f.home.json(&[
+        "fleet",
+        "start",
+        "svc",
+        "--supervisor",
+        "exec",
+        "--supervisor-cmd",
+        &sup,
+        "--workers",
+        "1",
+        "--worker-cli",
+        "exec",
+        "--worker-cmd",
+        &work,
+        "-C",
+        &dir,
+        "--lifecycle",
+        "service",
+    ]);
+    let request = br#"{"body": {"review": "diff"},
+        "reply": {"required": ["verdict"], "allowed": {"verdict": ["ok", "bad"]}}}"#;
+    let out = f.home.run_with_stdin(
+        &["--json", "fleet", "request", "svc", "--to", "worker-1", "-"],
+        request,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["schema"], "flotilla.fleet-request.v1");
+    assert_eq!(
+        (v["passed"].clone(), v["bounces"].clone()),
+        (Value::Bool(true), 2.into())
+    );
+    assert_eq!(v["reply"]["verdict"], "ok", "{v}");
+    let prompts = f.prompts();
+    assert!(
+        prompts.contains("\"maybe\""),
+        "the first bounce names the value: {prompts}"
+    );
+    assert!(
+        prompts.contains("lacks the required field \"verdict\""),
+        "{prompts}"
+    );
+    let status = f.home.json(&["fleet", "status", "svc"]);
+    assert_eq!(
+        member(&status, "supervisor")["turns"],
+        0,
+        "the supervisor was skipped"
+    );
+    let again = f.home.run_with_stdin(
+        &["fleet", "request", "svc", "--to", "worker-1", "-"],
+        request,
+    );
+    assert_eq!(again.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&again.stdout).contains("\"n\": 4"));
+    let stderr = String::from_utf8_lossy(
+        &f.home
+            .run_with_stdin(
+                &["fleet", "request", "svc", "--to", "worker-9", "-"],
+                request,
+            )
+            .stderr,
+    )
+    .into_owned();
+    assert!(stderr.contains("not a member of this fleet"), "{stderr}");
+}

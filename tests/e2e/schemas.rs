@@ -235,6 +235,12 @@ fn fleet_shapes(s: &mut ShippedSchemas, home: &TestHome, dir: &str) {
     s.run(home, &["fleet", "history", "sch"]);
     assert!(s.run_lines(home, &["fleet", "watch", "sch"]) >= 2);
     s.run(home, &["fleet", "pairs"]);
+    let request = home.path().join("request.json");
+    std::fs::write(&request, r#"{"to": "worker-1", "body": {}}"#).expect("request");
+    s.run(
+        home,
+        &["fleet", "request", "sch", &request.display().to_string()],
+    );
     s.run(home, &["fleet", "pause", "sch"]);
     s.run(home, &["fleet", "resume", "sch"]);
     s.run(home, &["fleet", "stop", "sch"]);

@@ -36,18 +36,22 @@ impl FleetRun {
     /// Starts what may start: free member, `--max-busy`, budget.
     pub fn pump(&mut self, r: &Rules<'_>) -> Vec<Action> {
         let mut out = Vec::new();
-        if self.paused.is_some() || self.ledger.state.is_final() {
+        if self.paused.is_some() {
             return out;
         }
+        let task_over = self.ledger.state.is_final();
         let mut i = 0;
         while i < self.queue.len() {
-            let busy =
-                usize::from(self.supervisor.is_some()) + self.working.len() + self.noting.len();
+            let busy = usize::from(self.supervisor.is_some())
+                + self.working.len()
+                + self.noting.len()
+                + self.serving.len();
             if !may_start_turn(busy, r.max_busy) {
                 break;
             }
             let role = role_of(&self.queue[i]);
-            if !self.free(&role) {
+            let request = matches!(self.queue[i], Queued::Request(_));
+            if !self.free(&role) || (task_over && !request) {
                 i += 1;
                 continue;
             }
@@ -95,7 +99,7 @@ impl FleetRun {
         } else {
             self.working.contains_key(role)
         };
-        !busy && !self.noting.contains_key(role)
+        !busy && !self.noting.contains_key(role) && !self.serving.contains_key(role)
     }
 
     fn begin(&mut self, next: Queued) -> Action {
@@ -129,6 +133,16 @@ impl FleetRun {
                     fresh,
                 };
                 self.working.insert(a.to.clone(), a);
+                action
+            }
+            Queued::Request(mut ask) => {
+                ask.prompt = with_note(ask.prompt);
+                let action = Action::Run {
+                    role: role.clone(),
+                    prompt: ask.prompt.clone(),
+                    fresh,
+                };
+                self.serving.insert(role, ask);
                 action
             }
         }
@@ -171,6 +185,7 @@ impl FleetRun {
         let (in_progress, ask) = match held {
             Queued::Supervisor(p) => (None, p.as_str()),
             Queued::Work(a) => (Some(a.step.as_str()), a.prompt.as_str()),
+            Queued::Request(ask) => (None, ask.prompt.as_str()),
         };
         let ask: String = ask.chars().take(2000).collect();
         HandoffNote::skeleton(&done, in_progress, &ask)
@@ -181,5 +196,6 @@ fn role_of(q: &Queued) -> String {
     match q {
         Queued::Supervisor(_) => SUPERVISOR.to_owned(),
         Queued::Work(a) => a.to.clone(),
+        Queued::Request(ask) => ask.to.clone(),
     }
 }

@@ -18,7 +18,9 @@ pub mod plan;
 pub mod record;
 pub mod reply;
 pub mod rotation;
+mod rounds;
 pub mod run;
+pub mod service;
 pub mod steps;
 pub mod task;
 

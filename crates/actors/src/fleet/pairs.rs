@@ -68,6 +68,13 @@ pub const PAIRS: &[Pair] = &[
         "tests/e2e/fleet_run.rs",
     ),
     row(
+        CliKind::Exec,
+        CliKind::Exec,
+        Lifecycle::Service,
+        PairStatus::Verified,
+        "tests/e2e/fleet_run.rs",
+    ),
+    row(
         CliKind::Claude,
         CliKind::Exec,
         Lifecycle::Task,

@@ -20,13 +20,11 @@ use super::acceptance::{Evidence, Shortfall, Verdict};
 use super::budget::{BudgetCard, Spent};
 pub use super::handoff::{Handoff, NoteAsk};
 use super::plan::{self, Assignment};
-use super::steps::{StepLedger, StepOutcome, TaskState};
+use super::steps::{StepLedger, TaskState};
 use super::task::Task;
 
 /// The supervisor's role.
 pub const SUPERVISOR: &str = "supervisor";
-/// The ledger's step for the supervisor's plans.
-const PLAN: &str = "plan";
 /// Decisions kept in a run's log.
 const LOG_LIMIT: usize = 1000;
 
@@ -91,6 +89,8 @@ pub enum Action {
     Ended(TaskState),
     /// The fleet paused, for this reason.
     Paused(String),
+    /// A service request ended: tell its caller.
+    Answered(u64, super::service::Answer),
 }
 
 /// A turn waiting for a free member, `--max-busy` or the budget.
@@ -100,6 +100,8 @@ pub enum Queued {
     Supervisor(String),
     /// A worker's step.
     Work(Assignment),
+    /// A service request.
+    Request(super::service::ServiceAsk),
 }
 
 /// A supervisor turn in flight.
@@ -161,6 +163,12 @@ pub struct FleetRun {
     /// Every rotation: the retired sessions and their notes.
     #[serde(default)]
     pub handoffs: Vec<Handoff>,
+    /// Service requests in flight, by role.
+    #[serde(default)]
+    pub serving: BTreeMap<String, super::service::ServiceAsk>,
+    /// The last request's number.
+    #[serde(default)]
+    pub next_request: u64,
 }
 
 impl FleetRun {
@@ -174,6 +182,12 @@ impl FleetRun {
             handoffs: std::mem::take(&mut self.handoffs),
             successors: std::mem::take(&mut self.successors),
             rotate: std::mem::take(&mut self.rotate),
+            serving: std::mem::take(&mut self.serving),
+            next_request: self.next_request,
+            queue: std::mem::take(&mut self.queue)
+                .into_iter()
+                .filter(|q| matches!(q, Queued::Request(_)))
+                .collect(),
             ..FleetRun::default()
         };
         self.note(r, format!("task given: {}", task.goal));
@@ -186,6 +200,8 @@ impl FleetRun {
     /// A member's turn started as lane turn `turn`.
     pub fn started(&mut self, role: &str, turn: u32) {
         if let Some(ask) = self.noting.get_mut(role) {
+            ask.turn = Some(turn);
+        } else if let Some(ask) = self.serving.get_mut(role) {
             ask.turn = Some(turn);
         } else if role == SUPERVISOR {
             if let Some(asked) = &mut self.supervisor {
@@ -203,6 +219,11 @@ impl FleetRun {
         if let Some(ask) = self.noting.remove(role) {
             self.handed_over(role, ask, end, r);
             return self.pump(r);
+        }
+        if let Some(ask) = self.serving.remove(role) {
+            let mut out = self.served(ask, end, r);
+            out.extend(self.pump(r));
+            return out;
         }
         if super::rotation::should_rotate(end.context_used_pct, r.rotate_at_pct) {
             self.rotate.insert(role.to_owned());
@@ -270,6 +291,7 @@ impl FleetRun {
     /// Nothing is in flight, queued or being judged.
     pub fn idle(&self) -> bool {
         self.noting.is_empty()
+            && self.serving.is_empty()
             && self.supervisor.is_none()
             && self.working.is_empty()
             && self.judging.is_empty()
@@ -277,131 +299,7 @@ impl FleetRun {
             && self.queue.is_empty()
     }
 
-    fn planned(&mut self, end: TurnEnd, r: &Rules<'_>) -> Vec<Action> {
-        let Some(task) = self.task.clone() else {
-            return Vec::new();
-        };
-        let faults = if end.ok {
-            let busy: Vec<String> = self.working.keys().cloned().collect();
-            match plan::parse_plan(&end.text, &task, r.workers, &busy, &self.ledger) {
-                Ok(p) => return self.follow(p, r),
-                Err(faults) => faults,
-            }
-        } else {
-            vec![format!("the supervisor's turn failed: {}", end.text)]
-        };
-        let why = faults.join("; ");
-        let verdict = Verdict::Bounced(vec![Shortfall::BadPlan { why: why.clone() }]);
-        match self.ledger.record(PLAN, verdict) {
-            StepOutcome::Blocked(_) => self.end(TaskState::Blocked, r, format!("blocked: {why}")),
-            _ => {
-                self.note(r, format!("plan bounced: {why}"));
-                let prompt = plan::report(&[format!("Your last answer was refused: {why}")]);
-                self.queue.push_back(Queued::Supervisor(prompt));
-                Vec::new()
-            }
-        }
-    }
-
-    fn follow(&mut self, p: plan::Plan, r: &Rules<'_>) -> Vec<Action> {
-        self.task = Some(p.task.clone());
-        if p.done {
-            self.note(r, "the supervisor says done: judging the whole task".into());
-            self.judging_final = true;
-            return vec![Action::Judge {
-                step: "final".into(),
-                task: p.task,
-            }];
-        }
-        for a in p.dispatch {
-            self.note(r, format!("dispatch {} to {}", a.step, a.to));
-            let mut a = a;
-            a.prompt = plan::work_prompt(&a);
-            self.queue.push_back(Queued::Work(a));
-        }
-        Vec::new()
-    }
-
-    fn settle(&mut self, a: Assignment, verdict: Verdict, r: &Rules<'_>) -> Vec<Action> {
-        match self.ledger.record(&a.step, verdict) {
-            StepOutcome::Accepted(_) => {
-                self.note(r, format!("step {} of {} accepted", a.step, a.to));
-                self.news
-                    .push(format!("step {} ({}) was accepted", a.step, a.to));
-            }
-            StepOutcome::Bounced { bounce, reasons } => {
-                let reasons: Vec<String> = reasons.iter().map(ToString::to_string).collect();
-                self.note(
-                    r,
-                    format!("step {} bounced ({bounce}): {}", a.step, reasons.join("; ")),
-                );
-                let mut again = a.clone();
-                again.prompt = plan::bounce_prompt(&a, bounce, &reasons);
-                again.turn = None;
-                self.queue.push_back(Queued::Work(again));
-            }
-            StepOutcome::Blocked(reasons) => {
-                let reasons: Vec<String> = reasons.iter().map(ToString::to_string).collect();
-                let why = format!("step {} bounced 3 times: {}", a.step, reasons.join("; "));
-                return self.end(TaskState::Blocked, r, why);
-            }
-            StepOutcome::AlreadyAccepted | StepOutcome::TaskOver(_) => {}
-        }
-        self.next_round();
-        Vec::new()
-    }
-
-    fn finally(&mut self, verdict: Verdict, r: &Rules<'_>) -> Vec<Action> {
-        match self.ledger.record_final(verdict) {
-            StepOutcome::Accepted(_) => {
-                self.end(TaskState::Completed, r, "the task is completed".into())
-            }
-            StepOutcome::Bounced { bounce, reasons } => {
-                let lines: Vec<String> = reasons.iter().map(ToString::to_string).collect();
-                self.note(
-                    r,
-                    format!("the whole task bounced ({bounce}): {}", lines.join("; ")),
-                );
-                let mut report = vec![format!(
-                    "The task is not done yet (bounce {bounce} of 3). The daemon found:"
-                )];
-                report.extend(lines);
-                self.queue
-                    .push_back(Queued::Supervisor(plan::report(&report)));
-                Vec::new()
-            }
-            StepOutcome::Blocked(reasons) => {
-                let lines: Vec<String> = reasons.iter().map(ToString::to_string).collect();
-                let why = format!("the whole task bounced 3 times: {}", lines.join("; "));
-                self.end(TaskState::Blocked, r, why)
-            }
-            StepOutcome::AlreadyAccepted | StepOutcome::TaskOver(_) => Vec::new(),
-        }
-    }
-
-    /// When the round's last step settles, the supervisor hears about it.
-    fn next_round(&mut self) {
-        let waiting = self.supervisor.is_some()
-            || !self.noting.is_empty()
-            || !self.working.is_empty()
-            || !self.judging.is_empty()
-            || self.judging_final
-            || !self.queue.is_empty();
-        if !waiting && !self.ledger.state.is_final() {
-            let news = std::mem::take(&mut self.news);
-            self.queue
-                .push_back(Queued::Supervisor(plan::report(&news)));
-        }
-    }
-
-    fn end(&mut self, state: TaskState, r: &Rules<'_>, why: String) -> Vec<Action> {
-        self.ledger.state = state;
-        self.queue.clear();
-        self.note(r, why);
-        vec![Action::Ended(state)]
-    }
-
-    fn step_task(&self, a: &Assignment) -> Task {
+    pub(super) fn step_task(&self, a: &Assignment) -> Task {
         Task {
             goal: a.step.clone(),
             hours: None,

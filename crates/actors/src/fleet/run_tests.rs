@@ -307,3 +307,93 @@ fn with_no_note_the_daemons_skeleton_starts_the_successor() {
         "saved, for a restart mid-turn"
     );
 }
+
+fn spec() -> crate::fleet::reply::ReplySpec {
+    serde_json::from_str(r#"{"required": ["verdict"], "allowed": {"verdict": ["ok", "bad"]}}"#)
+        .unwrap()
+}
+
+#[test]
+fn a_service_reply_is_checked_bounced_with_its_faults_then_passes() {
+    let f = Fixture::new(1);
+    let mut run = FleetRun::default();
+    let body = serde_json::json!({"review": "x"});
+    let (id, a) = run
+        .request(Some("worker-1".into()), body, spec(), &f.rules())
+        .unwrap();
+    assert!(prompt_of(&a, "worker-1").contains("verdict may only be one of"));
+    let a = run.ended("worker-1", ok(r#"{"verdict": "maybe"}"#), &f.rules());
+    let again = prompt_of(&a, "worker-1");
+    assert!(
+        again.contains("refused") && again.contains("\"maybe\""),
+        "{again}"
+    );
+    let a = run.ended(
+        "worker-1",
+        ok("```json\n{\"verdict\": \"ok\"}\n```"),
+        &f.rules(),
+    );
+    let [Action::Answered(got, crate::fleet::service::Answer::Passed { reply, bounces })] =
+        a.as_slice()
+    else {
+        panic!("{a:?}")
+    };
+    assert_eq!((*got, *bounces), (id, 1));
+    assert_eq!(reply["verdict"], "ok");
+    assert!(run.idle());
+}
+
+#[test]
+fn a_third_bad_reply_fails_the_request_and_an_unknown_member_is_refused() {
+    let f = Fixture::new(1);
+    let mut run = FleetRun::default();
+    assert!(
+        run.request(
+            Some("worker-7".into()),
+            serde_json::json!({}),
+            spec(),
+            &f.rules()
+        )
+        .is_err()
+    );
+    let (id, _) = run
+        .request(None, serde_json::json!({}), spec(), &f.rules())
+        .unwrap();
+    run.ended(SUPERVISOR, ok("{}"), &f.rules());
+    run.ended(SUPERVISOR, ok("no"), &f.rules());
+    let a = run.ended(SUPERVISOR, ok(r#"{"other": 1}"#), &f.rules());
+    let [Action::Answered(got, crate::fleet::service::Answer::Failed(faults))] = a.as_slice()
+    else {
+        panic!("{a:?}")
+    };
+    assert_eq!(*got, id);
+    assert!(faults[0].contains("verdict"), "{faults:?}");
+}
+
+#[test]
+fn requests_run_beside_a_task_and_after_it_ended() {
+    let f = Fixture::new(1);
+    let mut run = FleetRun::default();
+    run.give(task(), &f.rules()).unwrap();
+    let (_, a) = run
+        .request(
+            Some("worker-1".into()),
+            serde_json::json!({}),
+            spec(),
+            &f.rules(),
+        )
+        .unwrap();
+    assert_eq!(
+        roles(&a),
+        vec!["worker-1"],
+        "the worker is free while the supervisor plans"
+    );
+    let a = run.ended(SUPERVISOR, ok(ONE_STEP), &f.rules());
+    assert!(
+        roles(&a).is_empty(),
+        "the step waits for the worker's request"
+    );
+    let a = run.ended("worker-1", ok(r#"{"verdict": "bad"}"#), &f.rules());
+    assert!(matches!(a[0], Action::Answered(..)), "{a:?}");
+    assert_eq!(roles(&a), vec!["worker-1"], "then the step starts");
+}

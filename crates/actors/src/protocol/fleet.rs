@@ -204,3 +204,45 @@ pub struct FleetHistoryReply {
     /// with (`from_member` false: the daemon's skeleton).
     pub handoffs: Vec<Handoff>,
 }
+
+/// A service request, as `fleet request` reads it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceRequest {
+    /// The member's role (`worker-1`, ...); without it, the supervisor.
+    #[serde(default)]
+    pub to: Option<String>,
+    /// What is asked (any JSON).
+    pub body: serde_json::Value,
+    /// What the reply must be.
+    #[serde(default)]
+    pub reply: crate::fleet::reply::ReplySpec,
+}
+
+/// Arguments of `fleet.request`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FleetRequestArgs {
+    /// The fleet.
+    pub name: PeerName,
+    /// The request.
+    pub request: ServiceRequest,
+}
+
+/// Reply of `fleet.request` (`flotilla.fleet-request.v1`).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FleetRequestReply {
+    /// Schema id: `flotilla.fleet-request.v1`.
+    pub schema: String,
+    /// The fleet.
+    pub name: PeerName,
+    /// The fleet's number for the request.
+    pub id: u64,
+    /// The reply passed its check.
+    pub passed: bool,
+    /// The checked reply's object (when it passed).
+    pub reply: Option<serde_json::Value>,
+    /// Why the last reply was refused (when it did not pass).
+    pub faults: Vec<String>,
+    /// Replies bounced before the answer.
+    pub bounces: u32,
+}

@@ -137,6 +137,8 @@ ops! {
     FleetStop(FleetStopArgs) = "fleet.stop" -> FleetView;
     /// A fleet's decisions.
     FleetHistory(FleetHistoryArgs) = "fleet.history" -> FleetHistoryReply;
+    /// A service request to one member; answers with the checked reply.
+    FleetRequest(FleetRequestArgs) = "fleet.request" -> FleetRequestReply;
 }
 
 /// An empty argument list or reply.

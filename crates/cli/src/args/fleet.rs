@@ -53,6 +53,28 @@ Examples:
     History(FleetNameArg),
     /// The pairs of supervisor and worker CLIs Flotilla's tests ran.
     Pairs,
+    /// Send a service request straight to one member and print its checked
+    /// reply.
+    #[command(
+        after_help = "The request (JSON): {\"to\": \"worker-1\", \"body\": {...}, \"reply\": {\"required\": [\"verdict\"], \"allowed\": {\"verdict\": [\"ok\", \"bad\"]}}}
+
+Exit: 0 the reply passed its check (printed), 1 it was bounced three times (the faults printed), 2 a bad request, 4 no such fleet.
+
+Example:
+  echo '{\"body\": {\"diff\": \"...\"}, \"reply\": {\"required\": [\"verdict\"]}}' | flotilla fleet request rev --to worker-1 -"
+    )]
+    Request(FleetRequestCli),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct FleetRequestCli {
+    /// The fleet's name.
+    pub(crate) name: String,
+    /// The request's JSON file, or `-` for stdin.
+    pub(crate) request: String,
+    /// The member's role (overrides the request's `to`; default: the supervisor).
+    #[arg(long, value_name = "ROLE")]
+    pub(crate) to: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -65,6 +65,7 @@ pub(crate) async fn run(env: &Env, command: FleetCommand) -> Result<u8> {
         }
         FleetCommand::History(a) => super::fleet_view::history(env, check_name(&a.name)?).await,
         FleetCommand::Pairs => super::fleet_view::pairs(env),
+        FleetCommand::Request(a) => super::fleet_view::request(env, a).await,
     }
 }
 
@@ -96,20 +97,11 @@ async fn check(env: &Env, a: CheckCli) -> Result<u8> {
 /// The task from `source` (a file or `-`), parsed and validated here so a
 /// bad one is refused before the daemon is asked.
 pub(crate) fn read_task(source: &str) -> Result<Task> {
-    let (text, name) = if source == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("cannot read the task from stdin (it must be UTF-8)")?;
-        (text, "the task on stdin".to_owned())
+    let text = read_source(source, "the task")?;
+    let name = if source == "-" {
+        "the task on stdin".to_owned()
     } else {
-        let text = std::fs::read_to_string(source).map_err(|e| {
-            CliError::usage(
-                format!("cannot read the task file {source}: {e}"),
-                "give the task's JSON file, or - to read it from stdin",
-            )
-        })?;
-        (text, format!("the task in {source}"))
+        format!("the task in {source}")
     };
     Task::parse(&text)
         .map_err(|e| CliError::usage(format!("{name}: {e}"), "see docs/fleets.md#tasks"))
@@ -146,4 +138,21 @@ fn show(env: &Env, view: &FleetView) -> Result<u8> {
         super::fleet_view::print(view)?;
     }
     Ok(OK)
+}
+
+/// The text of `source`, a file or `-` for stdin; `what` names it in errors.
+pub(crate) fn read_source(source: &str, what: &str) -> Result<String> {
+    if source == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .with_context(|| format!("cannot read {what} from stdin (it must be UTF-8)"))?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(source).map_err(|e| {
+        CliError::usage(
+            format!("cannot read {what} from the file {source}: {e}"),
+            "give a JSON file, or - to read it from stdin",
+        )
+    })
 }

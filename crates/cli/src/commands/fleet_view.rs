@@ -9,7 +9,10 @@ use anyhow::Result;
 use flotilla_actors::fleet::pairs::PAIRS;
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::PeerName;
-use flotilla_actors::protocol::{Empty, FleetHistoryArgs, FleetState, FleetStatusArgs, FleetView};
+use flotilla_actors::protocol::{
+    Empty, FleetHistoryArgs, FleetRequestArgs, FleetState, FleetStatusArgs, FleetView,
+    ServiceRequest,
+};
 
 use super::Env;
 use crate::exit::{FAILED, OK};
@@ -160,6 +163,40 @@ pub(crate) async fn watch(env: &Env, name: PeerName) -> Result<u8> {
         }
         tokio::time::sleep(WATCH_EVERY).await;
     }
+}
+
+/// `fleet request`: prints the checked reply (exit 0) or the faults of the
+/// last one (exit 1).
+pub(crate) async fn request(env: &Env, a: crate::args::FleetRequestCli) -> Result<u8> {
+    let text = super::fleet::read_source(&a.request, "the request")?;
+    let mut request: ServiceRequest = serde_json::from_str(&text).map_err(|e| {
+        crate::exit::CliError::usage(
+            format!("the request: {e}"),
+            "give {\"to\": ROLE, \"body\": {...}, \"reply\": {\"required\": [...], \"allowed\": {...}}} (docs/fleets.md#service-mode)",
+        )
+    })?;
+    if a.to.is_some() {
+        request.to = a.to;
+    }
+    let op = FleetRequestArgs {
+        name: super::fleet_start::check_name(&a.name)?,
+        request,
+    };
+    let progress = crate::progress::Waiting::start("the member answers");
+    let reply = env.client().await?.call(&op).await;
+    drop(progress);
+    let reply = reply?;
+    if env.json {
+        output::json(&reply)?;
+    } else if let Some(value) = &reply.reply {
+        outln!("{}", serde_json::to_string_pretty(value)?)?;
+    } else {
+        outln!("the reply was refused {} times:", reply.bounces)?;
+        for f in &reply.faults {
+            outln!("  - {f}")?;
+        }
+    }
+    Ok(if reply.passed { OK } else { FAILED })
 }
 
 /// What `fleet pairs --json` prints (`flotilla.fleet-pairs.v1`).

@@ -17,9 +17,10 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use flotilla_actors::lane::events::LaneEvent;
 use flotilla_actors::protocol::{
-    FleetCheckReply, FleetHistoryReply, FleetListReply, FleetView, HostStatusReply, InboxReply,
-    LaneDoctorReply, LaneListReply, LanePruneReply, LaneRemoveReply, LaneStartReply, LaneView,
-    OutboxReply, PeerLeaveReply, PeerView, PeersReply, RosterReply, SendReply,
+    FleetCheckReply, FleetHistoryReply, FleetListReply, FleetRequestReply, FleetView,
+    HostStatusReply, InboxReply, LaneDoctorReply, LaneListReply, LanePruneReply, LaneRemoveReply,
+    LaneStartReply, LaneView, OutboxReply, PeerLeaveReply, PeerView, PeersReply, RosterReply,
+    SendReply,
 };
 use flotilla_hub::view::HubRosterReply;
 use schemars::generate::SchemaSettings;
@@ -77,6 +78,7 @@ pub(crate) fn catalog() -> Vec<Shape> {
         ("flotilla.fleet-check.v1", derived::<FleetCheckReply>()),
         ("flotilla.fleet.v1", derived::<FleetView>()),
         ("flotilla.fleets.v1", derived::<FleetListReply>()),
+        ("flotilla.fleet-request.v1", derived::<FleetRequestReply>()),
         ("flotilla.fleet-history.v1", derived::<FleetHistoryReply>()),
         (
             "flotilla.fleet-decision.v1",

@@ -1,4 +1,5 @@
-//! Fleets on this host: the `Fleets` actor that runs them ([`runner`]),
+//! Fleets on this host: the `Fleets` actor that runs them ([`runner`]) and
+//! answers service requests ([`service`]),
 //! the ops that change them ([`start`]), their members' lanes
 //! ([`members`]), what status shows ([`view`]) and the daemon's
 //! acceptance of a step ([`acceptance`]), which reads the declared
@@ -11,5 +12,6 @@ pub mod acceptance;
 pub mod members;
 mod notice;
 pub mod runner;
+mod service;
 mod start;
 pub mod view;

@@ -17,15 +17,15 @@ use flotilla_actors::fleet::{Action, FleetRecord, FleetRun, Rules, SUPERVISOR, T
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::PeerName;
 use flotilla_actors::protocol::{
-    ControlError, FleetHistoryReply, FleetListReply, FleetResumeArgs, FleetStartArgs,
-    FleetTaskArgs, FleetView,
+    ControlError, FleetHistoryReply, FleetListReply, FleetRequestArgs, FleetRequestReply,
+    FleetResumeArgs, FleetStartArgs, FleetTaskArgs, FleetView,
 };
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 use super::{members, start, view};
 use crate::context::HostContext;
 
-type Reply<T> = RpcReplyPort<Result<T, ControlError>>;
+pub(super) type Reply<T> = RpcReplyPort<Result<T, ControlError>>;
 
 /// Messages of the fleets' actor.
 #[derive(Debug)]
@@ -46,6 +46,8 @@ pub enum FleetsMsg {
     Stop(PeerName, Reply<FleetView>),
     /// `fleet.history`.
     History(PeerName, Reply<FleetHistoryReply>),
+    /// `fleet.request`: answered when the member's reply passes or fails.
+    Request(Box<FleetRequestArgs>, Reply<FleetRequestReply>),
     /// A member's turn started (its lane turn) or could not start.
     Started(PeerName, String, Result<u32, String>),
     /// A member's turn ended.
@@ -66,6 +68,8 @@ pub struct Fleets;
 pub struct FleetsState {
     pub(super) ctx: Arc<HostContext>,
     pub(super) fleets: BTreeMap<PeerName, FleetRecord>,
+    /// Callers waiting for their service request's answer.
+    pub(super) answers: BTreeMap<(PeerName, u64), Reply<FleetRequestReply>>,
 }
 
 impl Actor for Fleets {
@@ -86,6 +90,7 @@ impl Actor for Fleets {
                 .map(|r| (r.spec.name.clone(), r))
                 .collect(),
             ctx,
+            answers: BTreeMap::new(),
         };
         let names: Vec<PeerName> = state.fleets.keys().cloned().collect();
         for name in names {
@@ -125,6 +130,7 @@ impl Actor for Fleets {
             FleetsMsg::History(name, reply) => {
                 let _ = reply.send(state.get(&name).map(view::history));
             }
+            FleetsMsg::Request(args, reply) => state.request(&myself, *args, reply).await,
             FleetsMsg::Started(name, role, started) => {
                 state.started(&myself, &name, role, started).await;
             }
@@ -193,8 +199,16 @@ impl FleetsState {
             tracing::error!(fleet = %name, error = %e, "a fleet's record could not be saved; its actions wait for the next start");
             return;
         }
+        let (answers, actions): (Vec<Action>, Vec<Action>) = actions
+            .into_iter()
+            .partition(|a| matches!(a, Action::Answered(..)));
         if !record.stopped {
             perform(&self.ctx, myself, record, actions);
+        }
+        for answer in answers {
+            if let Action::Answered(id, answer) = answer {
+                self.answer(name, id, answer);
+            }
         }
     }
 
@@ -249,6 +263,9 @@ impl FleetsState {
         }
         for (role, ask) in &run.noting {
             in_flight.push((role.clone(), ask.turn, note_request(), false));
+        }
+        for (role, ask) in &run.serving {
+            in_flight.push((role.clone(), ask.turn, ask.prompt.clone(), false));
         }
         let mut actions = Vec::new();
         for (role, turn, prompt, fresh) in in_flight {
@@ -345,6 +362,9 @@ pub(super) fn perform(
             }
             Action::Paused(reason) => {
                 tracing::info!(fleet = %spec.name, %reason, "a fleet paused");
+            }
+            Action::Answered(id, _) => {
+                tracing::warn!(fleet = %spec.name, id, "an answer reached the wrong place");
             }
         }
     }
