@@ -350,6 +350,19 @@ fn bench_shapes(s: &mut ShippedSchemas, home: &TestHome) {
         home,
         &[
             "bench",
+            "fleet",
+            "--runs",
+            "1",
+            "--workers",
+            "2",
+            "--rounds",
+            "1",
+        ],
+    );
+    s.run(
+        home,
+        &[
+            "bench",
             "federation",
             "--messages",
             "5",

@@ -72,6 +72,15 @@ pub(crate) async fn run(env: &Env, cmd: BenchCommand) -> Result<u8> {
             }
             return Ok(OK);
         }
+        BenchCommand::Fleet(args) => {
+            let figures = crate::bench_fleet::fleet(&args).await?;
+            if env.json {
+                output::json(&figures)?;
+            } else {
+                crate::bench_fleet::print(&figures)?;
+            }
+            return Ok(OK);
+        }
         BenchCommand::Federation(args) => {
             let figures = crate::bench_federation::federation(&args).await?;
             if env.json {

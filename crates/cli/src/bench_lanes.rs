@@ -57,7 +57,11 @@ fn start_args(name: &str, dir: &std::path::Path) -> Result<LaneStartArgs> {
     })
 }
 
-async fn run_lane(c: &mut ControlClient, name: &str, dir: &std::path::Path) -> Result<()> {
+pub(crate) async fn run_lane(
+    c: &mut ControlClient,
+    name: &str,
+    dir: &std::path::Path,
+) -> Result<()> {
     c.call(&start_args(name, dir)?).await?;
     c.call(&LaneWaitArgs {
         name: PeerName::new(name)?,

@@ -5,6 +5,7 @@
 mod args;
 mod bench;
 mod bench_federation;
+mod bench_fleet;
 mod bench_lanes;
 mod bench_pipelined;
 mod commands;

@@ -10,6 +10,21 @@ pub(crate) enum BenchCommand {
     Lanes(BenchLanesArgs),
     /// Federation: cross-host messaging through a real hub and the hub with many simulated hosts, against a bare QUIC echo.
     Federation(BenchFederationArgs),
+    /// Fleets: the daemon's overhead per dispatch and per acceptance next to a bare lane turn, and a 1 + 8 exec fleet's dispatch throughput.
+    Fleet(BenchFleetArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BenchFleetArgs {
+    /// Runs for the timing figures.
+    #[arg(long, default_value_t = 20)]
+    pub(crate) runs: usize,
+    /// Workers in the throughput fleet.
+    #[arg(long, default_value_t = 8)]
+    pub(crate) workers: usize,
+    /// Rounds in the throughput fleet (each dispatches one step per worker).
+    #[arg(long, default_value_t = 10)]
+    pub(crate) rounds: usize,
 }
 
 #[derive(Debug, Args)]

@@ -95,6 +95,10 @@ pub(crate) fn catalog() -> Vec<Shape> {
             derived::<crate::bench_lanes::LaneFigures>(),
         ),
         (
+            "flotilla.bench.fleet.v1",
+            derived::<crate::bench_fleet::FleetFigures>(),
+        ),
+        (
             "flotilla.bench.federation.v1",
             derived::<crate::bench_federation::FederationFigures>(),
         ),
