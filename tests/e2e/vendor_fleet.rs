@@ -62,6 +62,9 @@ fn lead(replies: Vec<Reply>, extra: &[&str]) -> Option<(ModelServer, TestHome, V
     wait_until("the fleet to end", Duration::from_secs(120), || {
         v = home.json(&["fleet", "status", "lead"]);
         v["state"] != "running"
+            && !v["paused_reason"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("usage wall"))
     });
     Some((server, home, v))
 }
@@ -142,6 +145,60 @@ fn a_claude_supervisor_that_writes_no_note_is_succeeded_with_the_daemons_skeleto
     assert!(successor.contains("## Next"), "{successor}");
     assert_eq!(
         history["handoffs"][0]["note"]["from_member"], false,
+        "{history}"
+    );
+}
+
+fn too_many() -> Reply {
+    Reply::HttpError {
+        status: 429,
+        message: "WALL-MARK: rate limited".into(),
+    }
+}
+
+#[test]
+fn a_claude_supervisor_at_a_rate_limit_moves_to_the_next_model_of_its_chain() {
+    let replies = vec![too_many(), Reply::text(PLAN), Reply::text(DONE)];
+    let flags = ["--supervisor-fallback", "claude-fallback-mark"];
+    let Some((server, home, v)) = lead(replies, &flags) else {
+        return;
+    };
+    assert_eq!(v["state"], "completed", "{v}");
+    let asked = server.model_requests();
+    assert_eq!(asked.len(), 3, "the walled turn ran again, then the round");
+    assert_eq!(asked[0].body["model"], default_model(CliKind::Claude));
+    assert_eq!(
+        asked[1].body["model"], "claude-fallback-mark",
+        "moved down the chain"
+    );
+    assert!(
+        v["steps"]
+            .as_array()
+            .is_some_and(|s| s.iter().all(|s| s["step"] != "plan")),
+        "a wall is no bounce: {v}"
+    );
+    let history = home.json(&["fleet", "history", "lead"]).to_string();
+    assert!(
+        history.contains("moves to the model claude-fallback-mark"),
+        "{history}"
+    );
+}
+
+#[test]
+fn a_claude_supervisor_at_a_rate_limit_with_no_chain_pauses_and_the_fleet_resumes_by_itself() {
+    let replies = vec![too_many(), Reply::text(PLAN), Reply::text(DONE)];
+    let Some((server, home, v)) = lead(replies, &["--wall-wait", "1s"]) else {
+        return;
+    };
+    assert_eq!(v["state"], "completed", "{v}");
+    assert_eq!(server.model_requests().len(), 3);
+    let history = home.json(&["fleet", "history", "lead"]).to_string();
+    assert!(
+        history.contains("usage wall: supervisor hit rate_limited"),
+        "{history}"
+    );
+    assert!(
+        history.contains("the usage wall should have lifted"),
         "{history}"
     );
 }

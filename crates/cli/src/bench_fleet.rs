@@ -67,6 +67,7 @@ fn member(cmd: &Path) -> MemberSpec {
         cli: CliKind::Exec,
         model: None,
         command: Some(cmd.display().to_string()),
+        fallback_models: Vec::new(),
     }
 }
 
@@ -112,6 +113,7 @@ async fn start_fleet(
         turn_timeout_secs: None,
         check_timeout_secs: 60,
         rotate_at_pct: 60.0,
+        wall_wait_secs: 300,
         as_peer: None,
     };
     c.call(&FleetStartArgs { spec, task: None }).await?;

@@ -81,13 +81,16 @@ impl FleetRun {
                         held: next,
                     },
                 );
+                let model = self.model_of(&role, r);
                 out.push(Action::Run {
                     role,
                     prompt: note_request(),
                     fresh: false,
+                    model,
                 });
             } else {
-                out.push(self.begin(next));
+                let model = self.model_of(&role, r);
+                out.push(self.begin(next, model));
             }
         }
         out
@@ -102,7 +105,7 @@ impl FleetRun {
         !busy && !self.noting.contains_key(role) && !self.serving.contains_key(role)
     }
 
-    fn begin(&mut self, next: Queued) -> Action {
+    fn begin(&mut self, next: Queued, model: Option<String>) -> Action {
         let role = role_of(&next);
         let successor = self.successors.remove(&role);
         let fresh = successor.is_some();
@@ -122,6 +125,7 @@ impl FleetRun {
                     role,
                     prompt,
                     fresh,
+                    model,
                 }
             }
             Queued::Work(mut a) => {
@@ -131,6 +135,7 @@ impl FleetRun {
                     role,
                     prompt: a.prompt.clone(),
                     fresh,
+                    model,
                 };
                 self.working.insert(a.to.clone(), a);
                 action
@@ -141,6 +146,7 @@ impl FleetRun {
                     role: role.clone(),
                     prompt: ask.prompt.clone(),
                     fresh,
+                    model,
                 };
                 self.serving.insert(role, ask);
                 action

@@ -23,6 +23,7 @@ pub mod run;
 pub mod service;
 pub mod steps;
 pub mod task;
+mod walls;
 
 use serde::{Deserialize, Serialize};
 

@@ -23,6 +23,9 @@ pub struct MemberSpec {
     /// For `exec`: the command (run by `sh -c`, the prompt on its stdin).
     #[serde(default)]
     pub command: Option<String>,
+    /// Models to move to, in order, when this member hits a usage wall.
+    #[serde(default)]
+    pub fallback_models: Vec<String>,
 }
 
 /// What a fleet is started with.
@@ -50,6 +53,10 @@ pub struct FleetSpec {
     /// How long one member's turn may run, in seconds.
     #[serde(default)]
     pub turn_timeout_secs: Option<u64>,
+    /// How long the fleet waits at a usage wall with no model left, in
+    /// seconds (doubled at each wall in a row).
+    #[serde(default = "default_wall_wait")]
+    pub wall_wait_secs: u64,
     /// Context use (percent of the window) at which a member rotates.
     #[serde(default = "default_rotate_at")]
     pub rotate_at_pct: f64,
@@ -64,6 +71,10 @@ pub struct FleetSpec {
 
 fn default_check_timeout() -> u64 {
     1800
+}
+
+fn default_wall_wait() -> u64 {
+    300
 }
 
 fn default_rotate_at() -> f64 {

@@ -45,6 +45,10 @@ pub struct Rules<'a> {
     pub now_ms: u64,
     /// Context use (percent) at which a member rotates.
     pub rotate_at_pct: f64,
+    /// Each role's fallback models, after its own.
+    pub chains: &'a BTreeMap<String, Vec<String>>,
+    /// How long the fleet waits at a usage wall with no model left.
+    pub wall_wait_ms: u64,
 }
 
 /// A member's finished turn, as the run needs it.
@@ -76,6 +80,9 @@ pub enum Action {
         /// Start a fresh native session (after a rotation) instead of
         /// continuing the member's.
         fresh: bool,
+        /// The model to move the member to (down its fallback chain);
+        /// `None`: the one it has.
+        model: Option<String>,
     },
     /// Judge `step` against `task` (a step's artifacts, or the whole task
     /// for the step `final`) and feed the verdict back.
@@ -91,6 +98,9 @@ pub enum Action {
     Paused(String),
     /// A service request ended: tell its caller.
     Answered(u64, super::service::Answer),
+    /// Paused at a usage wall: call [`FleetRun::wall_lifted`] at this
+    /// time (milliseconds since the epoch).
+    WallUntil(u64),
 }
 
 /// A turn waiting for a free member, `--max-busy` or the budget.
@@ -169,6 +179,15 @@ pub struct FleetRun {
     /// The last request's number.
     #[serde(default)]
     pub next_request: u64,
+    /// How far down its fallback chain each role moved.
+    #[serde(default)]
+    pub models: BTreeMap<String, usize>,
+    /// Usage walls with no model left, in a row.
+    #[serde(default)]
+    pub walls: u32,
+    /// Paused at a usage wall until then (milliseconds since the epoch).
+    #[serde(default)]
+    pub wall_until_ms: Option<u64>,
 }
 
 impl FleetRun {
@@ -183,6 +202,7 @@ impl FleetRun {
             successors: std::mem::take(&mut self.successors),
             rotate: std::mem::take(&mut self.rotate),
             serving: std::mem::take(&mut self.serving),
+            models: std::mem::take(&mut self.models),
             next_request: self.next_request,
             queue: std::mem::take(&mut self.queue)
                 .into_iter()
@@ -219,6 +239,14 @@ impl FleetRun {
         if let Some(ask) = self.noting.remove(role) {
             self.handed_over(role, ask, end, r);
             return self.pump(r);
+        }
+        if super::walls::is_wall(&end) {
+            let mut out = self.walled(role, &end, r);
+            out.extend(self.pump(r));
+            return out;
+        }
+        if end.ok {
+            self.walls = 0;
         }
         if let Some(ask) = self.serving.remove(role) {
             let mut out = self.served(ask, end, r);
@@ -281,6 +309,7 @@ impl FleetRun {
     /// Resumes (with a new budget card in `r` when one was given).
     pub fn resume(&mut self, r: &Rules<'_>) -> Vec<Action> {
         self.paused = None;
+        self.wall_until_ms = None;
         if self.ledger.state == TaskState::OutOfBudget {
             self.ledger.state = TaskState::Running;
         }

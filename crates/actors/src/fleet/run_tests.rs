@@ -8,6 +8,8 @@ struct Fixture {
     accounts: BTreeMap<String, String>,
     budget: BudgetCard,
     max_busy: Option<usize>,
+    chains: BTreeMap<String, Vec<String>>,
+    now_ms: u64,
 }
 
 impl Fixture {
@@ -21,6 +23,8 @@ impl Fixture {
             accounts,
             budget: BudgetCard::default(),
             max_busy: None,
+            chains: BTreeMap::new(),
+            now_ms: 1,
         }
     }
 
@@ -31,8 +35,10 @@ impl Fixture {
             max_busy: self.max_busy,
             budget: &self.budget,
             elapsed: Duration::from_secs(1),
-            now_ms: 1,
+            now_ms: self.now_ms,
             rotate_at_pct: 60.0,
+            chains: &self.chains,
+            wall_wait_ms: 60_000,
         }
     }
 }
@@ -144,12 +150,12 @@ fn a_failed_worker_turn_bounces_with_its_error_class() {
     run.give(task(), &f.rules()).unwrap();
     run.ended(SUPERVISOR, ok(ONE_STEP), &f.rules());
     let failed = TurnEnd {
-        text: "429 too many requests".into(),
-        class: Some("rate_limited".into()),
+        text: "400 bad request".into(),
+        class: Some("model_error".into()),
         ..TurnEnd::default()
     };
     let a = run.ended("worker-1", failed, &f.rules());
-    assert!(prompt_of(&a, "worker-1").contains("the turn failed (rate_limited)"));
+    assert!(prompt_of(&a, "worker-1").contains("the turn failed (model_error)"));
 }
 
 #[test]
@@ -396,4 +402,82 @@ fn requests_run_beside_a_task_and_after_it_ended() {
     let a = run.ended("worker-1", ok(r#"{"verdict": "bad"}"#), &f.rules());
     assert!(matches!(a[0], Action::Answered(..)), "{a:?}");
     assert_eq!(roles(&a), vec!["worker-1"], "then the step starts");
+}
+
+fn wall(class: &str) -> TurnEnd {
+    TurnEnd {
+        text: "429 Too Many Requests".into(),
+        class: Some(class.into()),
+        ..TurnEnd::default()
+    }
+}
+
+fn model_of(actions: &[Action], who: &str) -> Option<String> {
+    actions.iter().find_map(|a| match a {
+        Action::Run { role, model, .. } if role == who => Some(model.clone()),
+        _ => None,
+    })?
+}
+
+#[test]
+fn a_usage_wall_moves_the_member_down_its_chain_and_runs_the_same_turn_again() {
+    let mut f = Fixture::new(1);
+    f.chains.insert("worker-1".into(), vec!["small".into()]);
+    let mut run = FleetRun::default();
+    run.give(task(), &f.rules()).unwrap();
+    let a = run.ended(SUPERVISOR, ok(ONE_STEP), &f.rules());
+    let first = prompt_of(&a, "worker-1");
+    assert_eq!(model_of(&a, "worker-1"), None);
+    let a = run.ended("worker-1", wall("rate_limited"), &f.rules());
+    assert_eq!(
+        prompt_of(&a, "worker-1"),
+        first,
+        "the same turn, not a bounce"
+    );
+    assert_eq!(model_of(&a, "worker-1").as_deref(), Some("small"));
+    assert!(
+        !run.ledger.steps.contains_key("s1"),
+        "a wall is not a bounce"
+    );
+    assert!(
+        run.log
+            .iter()
+            .any(|d| d.text.contains("moves to the model small"))
+    );
+}
+
+#[test]
+fn a_wall_with_no_model_left_pauses_the_fleet_until_it_should_have_lifted() {
+    let mut f = Fixture::new(1);
+    let mut run = FleetRun::default();
+    run.give(task(), &f.rules()).unwrap();
+    let a = run.ended(SUPERVISOR, wall("usage_limit"), &f.rules());
+    let [Action::Paused(reason), Action::WallUntil(until)] = a.as_slice() else {
+        panic!("{a:?}")
+    };
+    assert!(
+        reason.contains("usage wall: supervisor hit usage_limit"),
+        "{reason}"
+    );
+    assert_eq!(*until, 60_001);
+    assert!(run.wall_lifted(&f.rules()).is_empty(), "not yet");
+    f.now_ms = 60_001;
+    let a = run.wall_lifted(&f.rules());
+    assert!(
+        prompt_of(&a, SUPERVISOR).contains("a report"),
+        "the kickoff again: {a:?}"
+    );
+    let a = run.ended(SUPERVISOR, wall("rate_limited"), &f.rules());
+    assert!(
+        matches!(a[1], Action::WallUntil(u) if u == 60_001 + 120_000),
+        "doubles: {a:?}"
+    );
+    run.resume(&f.rules());
+    let a = run.ended(SUPERVISOR, ok(ONE_STEP), &f.rules());
+    assert!(!a.is_empty());
+    let a = run.ended("worker-1", wall("rate_limited"), &f.rules());
+    assert!(
+        matches!(a[1], Action::WallUntil(u) if u == 60_001 + 60_000),
+        "a turn that completed resets the doubling: {a:?}"
+    );
 }

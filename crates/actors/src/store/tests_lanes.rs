@@ -226,6 +226,7 @@ fn fleet(name: &str) -> crate::fleet::FleetRecord {
         cli: CliKind::Exec,
         model: None,
         command: Some("true".into()),
+        fallback_models: Vec::new(),
     };
     crate::fleet::FleetRecord {
         spec: FleetSpec {
@@ -239,6 +240,7 @@ fn fleet(name: &str) -> crate::fleet::FleetRecord {
             turn_timeout_secs: None,
             check_timeout_secs: 60,
             rotate_at_pct: 60.0,
+            wall_wait_secs: 300,
             as_peer: None,
         },
         started_ms: 1,

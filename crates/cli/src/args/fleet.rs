@@ -148,6 +148,18 @@ pub(crate) struct FleetStartArgs {
     /// How long each of a task's checks may run (default 30m).
     #[arg(long, value_name = "DURATION", value_parser = check_timeout)]
     pub(crate) check_timeout: Option<Duration>,
+    /// A model the supervisor moves to when it hits a usage wall; repeat
+    /// for a chain, tried in order.
+    #[arg(long = "supervisor-fallback", value_name = "MODEL")]
+    pub(crate) supervisor_fallback: Vec<String>,
+    /// A model the workers move to when they hit a usage wall; repeat for
+    /// a chain, tried in order.
+    #[arg(long = "worker-fallback", value_name = "MODEL")]
+    pub(crate) worker_fallback: Vec<String>,
+    /// How long the fleet waits at a usage wall with no model left before
+    /// it resumes by itself (doubled at each wall in a row; default 5m).
+    #[arg(long, value_name = "DURATION", value_parser = check_timeout)]
+    pub(crate) wall_wait: Option<Duration>,
     /// Context use, in percent of the window, at which a member hands over
     /// to a fresh session with a handoff note (default 60).
     #[arg(long = "rotate-at", value_name = "PCT")]

@@ -35,6 +35,11 @@ struct FleetFile {
     turn_timeout: Option<String>,
     check_timeout: Option<String>,
     rotate_at: Option<f64>,
+    wall_wait: Option<String>,
+    #[serde(default)]
+    supervisor_fallback: Vec<String>,
+    #[serde(default)]
+    worker_fallback: Vec<String>,
     #[serde(rename = "as")]
     as_peer: Option<String>,
 }
@@ -126,7 +131,16 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
     let count = a.workers.or(f.workers).unwrap_or(worker_clis.len());
     let worker_cmd = a.worker_cmd.clone().or(f.worker_cmd.clone());
     let model = a.model.clone().or(f.model.clone());
-    let member = |cli: CliKind, cmd: &Option<String>| MemberSpec {
+    let pick = |flag: &Vec<String>, file: &Vec<String>| {
+        if flag.is_empty() {
+            file.clone()
+        } else {
+            flag.clone()
+        }
+    };
+    let worker_fallback = pick(&a.worker_fallback, &f.worker_fallback);
+    let supervisor_fallback = pick(&a.supervisor_fallback, &f.supervisor_fallback);
+    let member = |cli: CliKind, cmd: &Option<String>, fallback: &Vec<String>| MemberSpec {
         cli,
         model: model.clone(),
         command: if cli == CliKind::Exec {
@@ -134,9 +148,13 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
         } else {
             None
         },
+        fallback_models: fallback.clone(),
     };
     let workers = (0..count)
-        .map(|i| member(worker_clis.get(i).copied().unwrap_or(last), &worker_cmd))
+        .map(|i| {
+            let cli = worker_clis.get(i).copied().unwrap_or(last);
+            member(cli, &worker_cmd, &worker_fallback)
+        })
         .collect();
     let supervisor_cmd = a.supervisor_cmd.clone().or(f.supervisor_cmd.clone());
     let lifecycle = match (a.lifecycle, &f.lifecycle) {
@@ -172,13 +190,18 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
         (None, Some(v)) => duration_of(v, "check_timeout")?,
         _ => Duration::from_secs(1800),
     };
+    let wall_wait = match (a.wall_wait, &f.wall_wait) {
+        (Some(d), _) => d,
+        (None, Some(v)) => duration_of(v, "wall_wait")?,
+        _ => Duration::from_secs(300),
+    };
     let as_peer = match a.as_peer.clone().or(f.as_peer.clone()) {
         Some(name) => Some(check_name(&name)?),
         None => None,
     };
     let spec = FleetSpec {
         name: check_name(&a.name)?,
-        supervisor: member(supervisor, &supervisor_cmd),
+        supervisor: member(supervisor, &supervisor_cmd, &supervisor_fallback),
         workers,
         lifecycle,
         dir: dir.display().to_string(),
@@ -186,6 +209,7 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
         budget,
         turn_timeout_secs: turn_timeout.map(|d| d.as_secs().max(1)),
         check_timeout_secs: check_timeout.as_secs().max(1),
+        wall_wait_secs: wall_wait.as_secs().max(1),
         rotate_at_pct: a
             .rotate_at
             .or(f.rotate_at)

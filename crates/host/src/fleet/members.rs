@@ -41,9 +41,13 @@ pub async fn begin(
     member: &MemberSpec,
     prompt: String,
     fresh: bool,
+    model: Option<String>,
 ) -> Result<u32, String> {
     if let Some(lane) = lane_of(ctx, spec, role).await {
         drain(&lane).await;
+        if let Some(model) = model {
+            let _ = lane.cast(LaneMsg::SetModel(model));
+        }
         return match lane
             .call(
                 |reply| LaneMsg::BeginTurn {
@@ -59,7 +63,11 @@ pub async fn begin(
             _ => Err("the member's lane is not answering".into()),
         };
     }
-    let args = start_args(spec, role, member, prompt)?;
+    let mut member = member.clone();
+    if model.is_some() {
+        member.model = model;
+    }
+    let args = start_args(spec, role, &member, prompt)?;
     let lanes = ctx
         .children
         .lanes()

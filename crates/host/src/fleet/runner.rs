@@ -54,6 +54,8 @@ pub enum FleetsMsg {
     Ended(PeerName, String, u32, TurnEnd),
     /// A step was judged.
     Judged(PeerName, String, Verdict),
+    /// A usage wall should have lifted.
+    WallLifted(PeerName),
 }
 
 /// A handle on the fleets' actor.
@@ -142,6 +144,11 @@ impl Actor for Fleets {
                     members::handed_out(&state.ctx, &record.spec, &role, turn).await;
                 }
             }
+            FleetsMsg::WallLifted(name) => {
+                state
+                    .event(&myself, &name, |run, r| run.wall_lifted(r))
+                    .await;
+            }
             FleetsMsg::Judged(name, step, verdict) => {
                 state
                     .event(&myself, &name, |run, r| run.judged(&step, verdict, r))
@@ -164,6 +171,11 @@ pub(super) fn with_rules<T>(
         .into_iter()
         .map(|(role, m)| (role, m.cli.to_string()))
         .collect();
+    let chains: BTreeMap<String, Vec<String>> = spec
+        .members()
+        .into_iter()
+        .map(|(role, m)| (role, m.fallback_models.clone()))
+        .collect();
     let now_ms = Timestamp::now().0;
     let rules = Rules {
         workers: &workers,
@@ -173,6 +185,8 @@ pub(super) fn with_rules<T>(
         elapsed: Duration::from_millis(now_ms.saturating_sub(record.started_ms)),
         now_ms,
         rotate_at_pct: spec.rotate_at_pct,
+        chains: &chains,
+        wall_wait_ms: spec.wall_wait_secs.saturating_mul(1000),
     };
     f(&mut record.run, &rules)
 }
@@ -268,14 +282,21 @@ impl FleetsState {
             in_flight.push((role.clone(), ask.turn, ask.prompt.clone(), false));
         }
         let mut actions = Vec::new();
+        if let Some(until) = run.wall_until_ms {
+            actions.push(Action::WallUntil(until));
+        }
         for (role, turn, prompt, fresh) in in_flight {
             match turn {
                 Some(turn) => wait_for(&self.ctx, myself, record, role, turn),
-                None => actions.push(Action::Run {
-                    role,
-                    prompt,
-                    fresh,
-                }),
+                None => {
+                    let model = with_rules(&mut record.clone(), |run, r| run.model_of(&role, r));
+                    actions.push(Action::Run {
+                        role,
+                        prompt,
+                        fresh,
+                        model,
+                    });
+                }
             }
         }
         for a in run.judging.values() {
@@ -331,6 +352,7 @@ pub(super) fn perform(
                 role,
                 prompt,
                 fresh,
+                model,
             } => {
                 let member = spec
                     .members()
@@ -339,7 +361,9 @@ pub(super) fn perform(
                     .map(|(_, m)| m.clone());
                 tokio::spawn(async move {
                     let started = match member {
-                        Some(m) => members::begin(&ctx, &spec, &role, &m, prompt, fresh).await,
+                        Some(m) => {
+                            members::begin(&ctx, &spec, &role, &m, prompt, fresh, model).await
+                        }
                         None => Err(format!("the fleet has no member {role}")),
                     };
                     let _ = me.cast(FleetsMsg::Started(spec.name.clone(), role, started));
@@ -362,6 +386,13 @@ pub(super) fn perform(
             }
             Action::Paused(reason) => {
                 tracing::info!(fleet = %spec.name, %reason, "a fleet paused");
+            }
+            Action::WallUntil(until) => {
+                let wait = until.saturating_sub(Timestamp::now().0);
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(wait)).await;
+                    let _ = me.cast(FleetsMsg::WallLifted(spec.name.clone()));
+                });
             }
             Action::Answered(id, _) => {
                 tracing::warn!(fleet = %spec.name, id, "an answer reached the wrong place");

@@ -39,6 +39,9 @@ pub enum LaneMsg {
         /// The turn number, or why not.
         reply: Reply<u32>,
     },
+    /// Run the next turns with this model (a fleet member moved down its
+    /// fallback chain); kept in the lane's spec from its next turn.
+    SetModel(String),
     /// Show the oldest result not handed out yet.
     Collect(RpcReplyPort<Collected>),
     /// The result of this turn reached the client: it is collected.
@@ -165,6 +168,7 @@ impl Actor for Lane {
                 let _ = reply.send(state.collect());
             }
             LaneMsg::HandedOut(turn) => state.handed_out(turn).await,
+            LaneMsg::SetModel(model) => state.record.spec.model = Some(model),
             LaneMsg::Status(reply) => {
                 let _ = reply.send(state.view());
             }
