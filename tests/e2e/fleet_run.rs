@@ -400,3 +400,50 @@ fn a_service_request_goes_to_its_worker_and_its_reply_is_checked_bounced_then_pa
     .into_owned();
     assert!(stderr.contains("not a member of this fleet"), "{stderr}");
 }
+
+/// Picks without naming the step's domain first, then as the matrix asks.
+const ROUTED_SUPERVISOR: &str = r#"#!/bin/sh
+prompt=$(cat)
+n=$(cat sup-count 2>/dev/null || echo 0); n=$((n+1)); echo $n > sup-count
+case "$prompt" in
+  *"was accepted"*) echo '{"done": true}' ;;
+  *"name the step's domain"*) echo '{"dispatch": [{"to": "worker-1", "step": "draft", "prompt": "write report.md", "domain": "docs", "task_type": "write"}]}' ;;
+  *"Routing:"*) echo '{"dispatch": [{"to": "worker-1", "step": "draft", "prompt": "write report.md"}]}' ;;
+  *) echo '{"done": true}' ;;
+esac
+"#;
+
+#[test]
+fn with_a_capability_matrix_an_unsupported_pick_is_refused_with_the_reason() {
+    let f = Fleet::new(ROUTED_SUPERVISOR);
+    f.touch("write-it");
+    f.home.write_config(
+        "[[fleet_matrix]]\ndomain = \"docs\"\ntask = \"write\"\ncli = \"exec\"\nevidence = \"tests/e2e/fleet_run.rs\"\n",
+    );
+    f.home.ok(&["down"]);
+    f.home.ok(&["up", "--name", "h"]);
+    f.start(&[]);
+    let v = f.wait_state("completed");
+    let plan = step(&v, "plan");
+    assert_eq!(plan["bounces"], 1, "{v}");
+    let why = plan["last_reasons"][0]["why"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("worker-1 may not take step \"draft\""),
+        "{why}"
+    );
+    assert!(why.contains("name the step's domain and task"), "{why}");
+    assert_eq!(
+        step(&v, "draft")["evidence"]["artifacts"],
+        Value::Array(vec![]),
+        "{v}"
+    );
+    f.home.write_config(
+        "[[fleet_matrix]]\ndomain = \"docs\"\ntask = \"write\"\ncli = \"exec\"\nevidence = \"\"\n",
+    );
+    let out = f.home.run(&["config", "show"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("needs its evidence"),
+        "{stderr}"
+    );
+}

@@ -114,6 +114,7 @@ async fn start_fleet(
         check_timeout_secs: 60,
         rotate_at_pct: 60.0,
         wall_wait_secs: 300,
+        matrix: Vec::new(),
         as_peer: None,
     };
     c.call(&FleetStartArgs { spec, task: None }).await?;

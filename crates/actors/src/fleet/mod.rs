@@ -13,6 +13,7 @@
 pub mod acceptance;
 pub mod budget;
 mod handoff;
+pub mod matrix;
 pub mod pairs;
 pub mod plan;
 pub mod record;

@@ -73,7 +73,15 @@ struct RawItem {
     prompt: String,
     #[serde(default)]
     artifacts: Vec<Value>,
+    #[serde(default)]
+    domain: Option<String>,
+    #[serde(default)]
+    task_type: Option<String>,
 }
+
+/// Checks a supervisor's pick of a worker for a step's domain and task
+/// type (the capability matrix); `Ok` when it may take it.
+pub type Route<'a> = &'a dyn Fn(&str, Option<&str>, Option<&str>) -> Result<(), String>;
 
 /// Checks a supervisor's reply: `workers` are the fleet's worker roles,
 /// `busy` those with a step in flight. Every fault is returned.
@@ -83,6 +91,7 @@ pub fn parse_plan(
     workers: &[String],
     busy: &[String],
     ledger: &StepLedger,
+    route: Route<'_>,
 ) -> Result<Plan, Vec<String>> {
     let raw: RawPlan = serde_json::from_str(unfence(reply.trim())).map_err(|e| {
         vec![format!(
@@ -93,7 +102,7 @@ pub fn parse_plan(
     let mut dispatch = Vec::new();
     let mut task = task.clone();
     for (i, item) in raw.dispatch.into_iter().enumerate() {
-        match item_of(item, &mut task, workers, busy, ledger, &dispatch) {
+        match item_of(item, &mut task, workers, busy, ledger, &dispatch, route) {
             Ok(a) => dispatch.push(a),
             Err(why) => faults.push(format!("dispatch[{i}]: {why}")),
         }
@@ -122,6 +131,7 @@ fn item_of(
     busy: &[String],
     ledger: &StepLedger,
     planned: &[Assignment],
+    route: Route<'_>,
 ) -> Result<Assignment, String> {
     if names_a_command(&item) {
         return Err("a supervisor may add artifacts to check, never a command to run".into());
@@ -148,6 +158,8 @@ fn item_of(
     if raw.prompt.trim().is_empty() {
         return Err("the prompt is empty".into());
     }
+    route(&raw.to, raw.domain.as_deref(), raw.task_type.as_deref())
+        .map_err(|why| format!("{} may not take step {:?}: {why}", raw.to, raw.step))?;
     let additions = serde_json::json!({ "artifacts": raw.artifacts }).to_string();
     let step_task = Task {
         artifacts: Vec::new(),
@@ -197,16 +209,17 @@ fn step_id(step: &str) -> Result<(), String> {
 
 /// The supervisor's first prompt: its role, the task, the workers and the
 /// plan's shape.
-pub fn kickoff(task: &Task, workers: &[String]) -> String {
+pub fn kickoff(task: &Task, workers: &[String], routing: &str) -> String {
     let done = serde_json::to_string_pretty(&DoneView(task)).unwrap_or_default();
     format!(
         "You are the supervisor of a fleet. You never do the work yourself: you \
          split it into steps, dispatch each step to a worker, and read what the \
          daemon reports. The daemon, not you, decides when the work is done.\n\n\
          Goal: {goal}\n\nDefinition of done (checked by the daemon):\n{done}\n\n\
-         Workers: {workers}\n\n{shape}",
+         Workers: {workers}\n\n{routing}{gap}{shape}",
         goal = task.goal,
         workers = workers.join(", "),
+        gap = if routing.is_empty() { "" } else { "\n\n" },
         shape = PLAN_SHAPE,
     )
 }

@@ -13,7 +13,7 @@ fn workers() -> Vec<String> {
 }
 
 fn parse(reply: &str, busy: &[String], ledger: &StepLedger) -> Result<Plan, Vec<String>> {
-    parse_plan(reply, &task(), &workers(), busy, ledger)
+    parse_plan(reply, &task(), &workers(), busy, ledger, &|_, _, _| Ok(()))
 }
 
 #[test]
@@ -86,9 +86,46 @@ fn a_busy_or_repeated_worker_an_empty_plan_and_prose_are_refused() {
 
 #[test]
 fn the_kickoff_names_the_goal_the_workers_and_the_definition_of_done() {
-    let text = kickoff(&task(), &workers());
+    let text = kickoff(&task(), &workers(), "");
     assert!(text.contains("a report"));
     assert!(text.contains("worker-1, worker-2"));
     assert!(text.contains("r.md"));
     assert!(text.contains("\"done\": true"));
+}
+
+#[test]
+fn a_pick_the_route_refuses_is_refused_with_its_reason() {
+    let route = |to: &str, domain: Option<&str>, kind: Option<&str>| {
+        if to == "worker-1" && domain == Some("docs") && kind == Some("write") {
+            Ok(())
+        } else {
+            Err("not in the matrix".to_owned())
+        }
+    };
+    let good = r#"{"dispatch": [{"to": "worker-1", "step": "a", "prompt": "p", "domain": "docs", "task_type": "write"}]}"#;
+    assert!(
+        parse_plan(
+            good,
+            &task(),
+            &workers(),
+            &[],
+            &StepLedger::default(),
+            &route
+        )
+        .is_ok()
+    );
+    let bad = r#"{"dispatch": [{"to": "worker-2", "step": "a", "prompt": "p", "domain": "docs", "task_type": "write"}]}"#;
+    let faults = parse_plan(
+        bad,
+        &task(),
+        &workers(),
+        &[],
+        &StepLedger::default(),
+        &route,
+    )
+    .unwrap_err();
+    assert!(
+        faults[0].contains("worker-2 may not take step \"a\": not in the matrix"),
+        "{faults:?}"
+    );
 }

@@ -63,6 +63,10 @@ pub struct FleetSpec {
     /// How long each of the task's checks may run, in seconds.
     #[serde(default = "default_check_timeout")]
     pub check_timeout_secs: u64,
+    /// The capability matrix in force: the daemon's `[[fleet_matrix]]`
+    /// when the fleet started (what a client sends here is replaced).
+    #[serde(default)]
+    pub matrix: Vec<super::matrix::CapabilityCell>,
     /// The peer of this host that owns the fleet's lanes (default: the
     /// operator).
     #[serde(default, rename = "as")]

@@ -5,6 +5,7 @@
 //! Pure, like the rest of [`super::run`].
 
 use super::acceptance::{Shortfall, Verdict};
+use super::matrix::check_pick;
 use super::plan::{self, Assignment};
 use super::run::{Action, FleetRun, Queued, Rules, TurnEnd};
 use super::steps::{StepOutcome, TaskState};
@@ -19,7 +20,18 @@ impl FleetRun {
         };
         let faults = if end.ok {
             let busy: Vec<String> = self.working.keys().cloned().collect();
-            match plan::parse_plan(&end.text, &task, r.workers, &busy, &self.ledger) {
+            let route = |role: &str, domain: Option<&str>, kind: Option<&str>| {
+                if r.matrix.is_empty() {
+                    return Ok(());
+                }
+                let Some((cli, base)) = r.picks.get(role) else {
+                    return Err(format!("{role} is not a member"));
+                };
+                let model = self.model_of(role, r).or_else(|| base.clone());
+                check_pick(r.matrix, domain, kind, *cli, model.as_deref())
+            };
+            let parsed = plan::parse_plan(&end.text, &task, r.workers, &busy, &self.ledger, &route);
+            match parsed {
                 Ok(p) => return self.follow(p, r),
                 Err(faults) => faults,
             }

@@ -49,6 +49,10 @@ pub struct Rules<'a> {
     pub chains: &'a BTreeMap<String, Vec<String>>,
     /// How long the fleet waits at a usage wall with no model left.
     pub wall_wait_ms: u64,
+    /// The capability matrix (empty: no routing check).
+    pub matrix: &'a [super::matrix::CapabilityCell],
+    /// Each role's CLI and its own model.
+    pub picks: &'a BTreeMap<String, (crate::lane::CliKind, Option<String>)>,
 }
 
 /// A member's finished turn, as the run needs it.
@@ -211,8 +215,15 @@ impl FleetRun {
             ..FleetRun::default()
         };
         self.note(r, format!("task given: {}", task.goal));
-        self.queue
-            .push_back(Queued::Supervisor(plan::kickoff(&task, r.workers)));
+        let members: Vec<_> = r
+            .workers
+            .iter()
+            .filter_map(|w| r.picks.get(w).map(|(cli, m)| (w.clone(), *cli, m.clone())))
+            .collect();
+        let routing = super::matrix::describe(r.matrix, &members);
+        self.queue.push_back(Queued::Supervisor(plan::kickoff(
+            &task, r.workers, &routing,
+        )));
         self.task = Some(task);
         Ok(self.pump(r))
     }

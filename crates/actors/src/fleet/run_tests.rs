@@ -10,6 +10,8 @@ struct Fixture {
     max_busy: Option<usize>,
     chains: BTreeMap<String, Vec<String>>,
     now_ms: u64,
+    picks: BTreeMap<String, (crate::lane::CliKind, Option<String>)>,
+    matrix: Vec<crate::fleet::matrix::CapabilityCell>,
 }
 
 impl Fixture {
@@ -25,6 +27,8 @@ impl Fixture {
             max_busy: None,
             chains: BTreeMap::new(),
             now_ms: 1,
+            picks: BTreeMap::new(),
+            matrix: Vec::new(),
         }
     }
 
@@ -39,6 +43,8 @@ impl Fixture {
             rotate_at_pct: 60.0,
             chains: &self.chains,
             wall_wait_ms: 60_000,
+            matrix: &self.matrix,
+            picks: &self.picks,
         }
     }
 }
@@ -480,4 +486,27 @@ fn a_wall_with_no_model_left_pauses_the_fleet_until_it_should_have_lifted() {
         matches!(a[1], Action::WallUntil(u) if u == 60_001 + 60_000),
         "a turn that completed resets the doubling: {a:?}"
     );
+}
+
+#[test]
+fn with_a_capability_matrix_a_pick_it_does_not_support_bounces_the_plan() {
+    let mut f = Fixture::new(1);
+    f.picks
+        .insert("worker-1".into(), (crate::lane::CliKind::Exec, None));
+    f.matrix.push(crate::fleet::matrix::CapabilityCell {
+        domain: "docs".into(),
+        task: "write".into(),
+        cli: crate::lane::CliKind::Exec,
+        model: None,
+        evidence: "tests/e2e/fleet_run.rs".into(),
+    });
+    let mut run = FleetRun::default();
+    let a = run.give(task(), &f.rules()).unwrap();
+    assert!(prompt_of(&a, SUPERVISOR).contains("- worker-1 (exec): docs × write"));
+    let a = run.ended(SUPERVISOR, ok(ONE_STEP), &f.rules());
+    assert!(prompt_of(&a, SUPERVISOR).contains("name the step's domain and task"));
+    let routed = r#"{"dispatch": [{"to": "worker-1", "step": "s1", "prompt": "p",
+        "domain": "docs", "task_type": "write"}]}"#;
+    let a = run.ended(SUPERVISOR, ok(routed), &f.rules());
+    assert_eq!(roles(&a), vec!["worker-1"]);
 }

@@ -241,6 +241,7 @@ fn fleet(name: &str) -> crate::fleet::FleetRecord {
             check_timeout_secs: 60,
             rotate_at_pct: 60.0,
             wall_wait_secs: 300,
+            matrix: Vec::new(),
             as_peer: None,
         },
         started_ms: 1,

@@ -210,6 +210,7 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
         turn_timeout_secs: turn_timeout.map(|d| d.as_secs().max(1)),
         check_timeout_secs: check_timeout.as_secs().max(1),
         wall_wait_secs: wall_wait.as_secs().max(1),
+        matrix: Vec::new(),
         rotate_at_pct: a
             .rotate_at
             .or(f.rotate_at)

@@ -115,6 +115,9 @@ pub struct HostConfig {
     pub outbox_max_bytes: u64,
     /// This home's hub, when it runs one (`[hub_server]`, written by `hub init`).
     pub hub_server: Option<HubServerConfig>,
+    /// The capability matrix fleets route by (`[[fleet_matrix]]`); empty:
+    /// no routing check.
+    pub fleet_matrix: Vec<flotilla_actors::fleet::matrix::CapabilityCell>,
 }
 
 /// `hub = "auto"`: find the hub of this home's CA over mDNS.
@@ -167,6 +170,7 @@ impl Default for HostConfig {
             outbox_max_messages: OutboxRoom::default().messages,
             outbox_max_bytes: OutboxRoom::default().bytes,
             hub_server: None,
+            fleet_matrix: Vec::new(),
         }
     }
 }
@@ -210,6 +214,7 @@ impl HostConfig {
         if let Some(hub) = &config.hub_server {
             hub.check()?;
         }
+        flotilla_actors::fleet::matrix::validate(&config.fleet_matrix).map_err(|e| e + "\n")?;
         Ok(config)
     }
 

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use flotilla_actors::fleet::rotation::note_request;
 use flotilla_actors::fleet::{Action, FleetRecord, FleetRun, Rules, SUPERVISOR, TurnEnd, Verdict};
+use flotilla_actors::lane::CliKind;
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::PeerName;
 use flotilla_actors::protocol::{
@@ -171,6 +172,11 @@ pub(super) fn with_rules<T>(
         .into_iter()
         .map(|(role, m)| (role, m.cli.to_string()))
         .collect();
+    let picks: BTreeMap<String, (CliKind, Option<String>)> = spec
+        .members()
+        .into_iter()
+        .map(|(role, m)| (role, (m.cli, m.model.clone())))
+        .collect();
     let chains: BTreeMap<String, Vec<String>> = spec
         .members()
         .into_iter()
@@ -187,6 +193,8 @@ pub(super) fn with_rules<T>(
         rotate_at_pct: spec.rotate_at_pct,
         chains: &chains,
         wall_wait_ms: spec.wall_wait_secs.saturating_mul(1000),
+        matrix: &spec.matrix,
+        picks: &picks,
     };
     f(&mut record.run, &rules)
 }

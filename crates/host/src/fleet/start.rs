@@ -26,7 +26,8 @@ pub(super) async fn start(
     myself: &FleetsRef,
     args: FleetStartArgs,
 ) -> Result<FleetView, ControlError> {
-    let spec = args.spec;
+    let mut spec = args.spec;
+    spec.matrix = state.ctx.config.fleet_matrix.clone();
     check_spec(state, &spec).await?;
     let task = match (args.task, spec.lifecycle) {
         (Some(task), _) => Some(task),
