@@ -208,6 +208,35 @@ fn a_missing_artifact_bounces_three_times_with_its_reason_and_blocks() {
     });
     let stderr = f.home.fails(&["fleet", "stop", "nope"], 4);
     assert!(stderr.contains("no fleet named nope"), "{stderr}");
+    let again = f.home.fails(
+        &[
+            "fleet",
+            "start",
+            "rep",
+            "--supervisor",
+            "exec",
+            "--supervisor-cmd",
+            "true",
+            "--workers",
+            "1",
+            "--worker-cli",
+            "exec",
+            "--worker-cmd",
+            "true",
+        ],
+        6,
+    );
+    assert!(again.contains("fleet rm rep"), "{again}");
+    let removed = f.home.json(&["fleet", "rm", "rep"]);
+    assert_eq!(
+        removed["lanes"],
+        serde_json::json!(["rep-supervisor", "rep-worker-1"])
+    );
+    assert_eq!(
+        f.home.json(&["lane", "list", "--all"])["lanes"],
+        Value::Array(vec![])
+    );
+    f.home.fails(&["fleet", "status", "rep"], 4);
 }
 
 #[test]

@@ -244,6 +244,7 @@ fn fleet_shapes(s: &mut ShippedSchemas, home: &TestHome, dir: &str) {
     s.run(home, &["fleet", "pause", "sch"]);
     s.run(home, &["fleet", "resume", "sch"]);
     s.run(home, &["fleet", "stop", "sch"]);
+    s.run(home, &["fleet", "rm", "sch"]);
     s.run(home, &["fleet", "status", "no-such-fleet"]);
 }
 

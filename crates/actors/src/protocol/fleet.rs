@@ -75,6 +75,19 @@ name_args! {
     FleetStopArgs;
     /// Arguments of `fleet.history`.
     FleetHistoryArgs;
+    /// Arguments of `fleet.remove`.
+    FleetRemoveArgs;
+}
+
+/// Reply of `fleet.remove` (`flotilla.fleet-remove.v1`).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FleetRemoveReply {
+    /// Schema id: `flotilla.fleet-remove.v1`.
+    pub schema: String,
+    /// The removed fleet: its name is free again.
+    pub name: PeerName,
+    /// Its members' lanes, removed with it.
+    pub lanes: Vec<String>,
 }
 
 /// Arguments of `fleet.resume`.

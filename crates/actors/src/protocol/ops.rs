@@ -139,6 +139,8 @@ ops! {
     FleetHistory(FleetHistoryArgs) = "fleet.history" -> FleetHistoryReply;
     /// A service request to one member; answers with the checked reply.
     FleetRequest(FleetRequestArgs) = "fleet.request" -> FleetRequestReply;
+    /// Remove a stopped or idle fleet and its members' lanes.
+    FleetRemove(FleetRemoveArgs) = "fleet.remove" -> FleetRemoveReply;
 }
 
 /// An empty argument list or reply.

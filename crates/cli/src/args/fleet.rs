@@ -51,6 +51,9 @@ Examples:
     Stop(FleetNameArg),
     /// Every decision the daemon made for a fleet.
     History(FleetNameArg),
+    /// Remove a stopped or idle fleet and its members' lanes (exit 6 while it works).
+    #[command(visible_alias = "remove")]
+    Rm(FleetNameArg),
     /// The pairs of supervisor and worker CLIs Flotilla's tests ran.
     Pairs,
     /// Send a service request straight to one member and print its checked

@@ -8,8 +8,8 @@ use std::io::Read;
 use anyhow::{Context, Result};
 use flotilla_actors::fleet::Task;
 use flotilla_actors::protocol::{
-    FleetCheckArgs, FleetCheckReply, FleetPauseArgs, FleetResumeArgs, FleetStatusArgs,
-    FleetStopArgs, FleetTaskArgs, FleetView,
+    FleetCheckArgs, FleetCheckReply, FleetPauseArgs, FleetRemoveArgs, FleetResumeArgs,
+    FleetStatusArgs, FleetStopArgs, FleetTaskArgs, FleetView,
 };
 
 use super::Env;
@@ -65,6 +65,22 @@ pub(crate) async fn run(env: &Env, command: FleetCommand) -> Result<u8> {
         }
         FleetCommand::History(a) => super::fleet_view::history(env, check_name(&a.name)?).await,
         FleetCommand::Pairs => super::fleet_view::pairs(env),
+        FleetCommand::Rm(a) => {
+            let op = FleetRemoveArgs {
+                name: check_name(&a.name)?,
+            };
+            let reply = env.client().await?.call(&op).await?;
+            if env.json {
+                output::json(&reply)?;
+            } else {
+                outln!(
+                    "removed fleet {} and its lanes: {}",
+                    reply.name,
+                    reply.lanes.join(", ")
+                )?;
+            }
+            Ok(OK)
+        }
         FleetCommand::Request(a) => super::fleet_view::request(env, a).await,
     }
 }

@@ -79,6 +79,10 @@ pub(crate) fn catalog() -> Vec<Shape> {
         ("flotilla.fleet.v1", derived::<FleetView>()),
         ("flotilla.fleets.v1", derived::<FleetListReply>()),
         ("flotilla.fleet-request.v1", derived::<FleetRequestReply>()),
+        (
+            "flotilla.fleet-remove.v1",
+            derived::<flotilla_actors::protocol::FleetRemoveReply>(),
+        ),
         ("flotilla.fleet-history.v1", derived::<FleetHistoryReply>()),
         (
             "flotilla.fleet-decision.v1",

@@ -157,6 +157,7 @@ pub(crate) async fn dispatch(
         Request::FleetStop(a) => fleet(ctx, |r| FleetsMsg::Stop(a.name, r)).await,
         Request::FleetHistory(a) => fleet(ctx, |r| FleetsMsg::History(a.name, r)).await,
         Request::FleetRequest(a) => fleet(ctx, |r| FleetsMsg::Request(Box::new(a), r)).await,
+        Request::FleetRemove(a) => fleet(ctx, |r| FleetsMsg::Remove(a.name, r)).await,
         _ => Err(ControlError::new(
             ErrorCode::BadRequest,
             "this daemon does not serve that op yet",

@@ -18,8 +18,8 @@ use flotilla_actors::lane::CliKind;
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::PeerName;
 use flotilla_actors::protocol::{
-    ControlError, FleetHistoryReply, FleetListReply, FleetRequestArgs, FleetRequestReply,
-    FleetResumeArgs, FleetStartArgs, FleetTaskArgs, FleetView,
+    ControlError, FleetHistoryReply, FleetListReply, FleetRemoveReply, FleetRequestArgs,
+    FleetRequestReply, FleetResumeArgs, FleetStartArgs, FleetTaskArgs, FleetView,
 };
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
@@ -57,6 +57,8 @@ pub enum FleetsMsg {
     Judged(PeerName, String, Verdict),
     /// A usage wall should have lifted.
     WallLifted(PeerName),
+    /// `fleet.remove`.
+    Remove(PeerName, Reply<FleetRemoveReply>),
 }
 
 /// A handle on the fleets' actor.
@@ -144,6 +146,9 @@ impl Actor for Fleets {
                 if let Some(record) = state.fleets.get(&name) {
                     members::handed_out(&state.ctx, &record.spec, &role, turn).await;
                 }
+            }
+            FleetsMsg::Remove(name, reply) => {
+                let _ = reply.send(start::remove(state, &name).await);
             }
             FleetsMsg::WallLifted(name) => {
                 state

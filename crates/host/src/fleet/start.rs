@@ -9,8 +9,11 @@ use flotilla_actors::fleet::{Artifact, FleetRecord, FleetRun, FleetSpec, Lifecyc
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::PeerName;
 use flotilla_actors::protocol::{
-    ControlError, ErrorCode, FleetResumeArgs, FleetStartArgs, FleetTaskArgs, FleetView,
+    ControlError, ErrorCode, FleetRemoveReply, FleetResumeArgs, FleetStartArgs, FleetTaskArgs,
+    FleetView, LaneRemoveArgs,
 };
+
+use crate::lanes::LaneSupervisorMsg;
 
 use super::members;
 use super::runner::{FleetsRef, FleetsState, perform, with_rules};
@@ -68,7 +71,7 @@ async fn check_spec(state: &FleetsState, spec: &FleetSpec) -> Result<(), Control
             format!("a fleet named {} exists", spec.name),
         )
         .with_hint(format!(
-            "pick another name, or remove it first: flotilla fleet stop {}",
+            "pick another name, or remove it first: flotilla fleet stop {0}; flotilla fleet rm {0}",
             spec.name
         )));
     }
@@ -211,6 +214,58 @@ pub(super) async fn stop(
         .map_err(crate::registry::store_error)?;
     state.fleets.insert(name.clone(), record);
     Ok(view)
+}
+
+/// `fleet.remove`: a stopped fleet, or one with nothing in flight, goes
+/// with its members' lanes (their results and unread messages too).
+pub(super) async fn remove(
+    state: &mut FleetsState,
+    name: &PeerName,
+) -> Result<FleetRemoveReply, ControlError> {
+    let record = state.get(name)?;
+    if !record.stopped && !record.run.idle() {
+        return Err(
+            ControlError::new(ErrorCode::Conflict, format!("the fleet {name} is working"))
+                .with_hint(format!("stop it first: flotilla fleet stop {name}")),
+        );
+    }
+    let spec = record.spec.clone();
+    let mut lanes = Vec::new();
+    for (role, _) in spec.members() {
+        if members::lane_of(&state.ctx, &spec, &role).await.is_none() {
+            continue;
+        }
+        let lane = PeerName::new(&spec.lane_of(&role)).map_err(ControlError::from)?;
+        let sup = state
+            .ctx
+            .children
+            .lanes()
+            .ok_or_else(|| ControlError::unavailable("the lane supervisor"))?;
+        let args = LaneRemoveArgs {
+            name: lane.clone(),
+            force: true,
+        };
+        crate::lanes::call(&sup, |r| LaneSupervisorMsg::Remove(args, r))
+            .await
+            .map_err(|e| {
+                let hint = format!("its turn is still ending; try again: flotilla fleet rm {name}");
+                ControlError::new(e.code, format!("{}: {}", spec.lane_of(&role), e.message))
+                    .with_hint(hint)
+            })?;
+        lanes.push(lane.to_string());
+    }
+    state
+        .ctx
+        .commit
+        .remove_fleet(name.as_str())
+        .await
+        .map_err(crate::registry::store_error)?;
+    state.fleets.remove(name);
+    Ok(FleetRemoveReply {
+        schema: "flotilla.fleet-remove.v1".into(),
+        name: name.clone(),
+        lanes,
+    })
 }
 
 async fn save(
