@@ -60,16 +60,20 @@ impl Fleet {
     }
 
     fn start(&self, extra: &[&str]) -> Value {
-        let (sup, work, task) = (
-            self.file("sup.sh"),
-            self.file("work.sh"),
-            self.file("task.json"),
-        );
+        let task = self.file("task.json");
+        let mut with_task = vec!["--task", &task];
+        with_task.extend_from_slice(extra);
+        self.start_as("rep", &with_task)
+    }
+
+    /// `fleet start NAME` of the exec supervisor and one exec worker.
+    fn start_as(&self, name: &str, extra: &[&str]) -> Value {
+        let (sup, work) = (self.file("sup.sh"), self.file("work.sh"));
         let dir = self.dir.display().to_string();
         let mut args = vec![
             "fleet",
             "start",
-            "rep",
+            name,
             "--supervisor",
             "exec",
             "--supervisor-cmd",
@@ -82,8 +86,6 @@ impl Fleet {
             &work,
             "-C",
             &dir,
-            "--task",
-            &task,
         ];
         args.extend_from_slice(extra);
         self.home.json(&args)
@@ -357,27 +359,7 @@ esac
 fn a_service_request_goes_to_its_worker_and_its_reply_is_checked_bounced_then_passed() {
     let f = Fleet::new(SUPERVISOR);
     write_executable(&f.home.path().join("work.sh"), SERVICE_WORKER);
-    let (sup, work) = (f.file("sup.sh"), f.file("work.sh"));
-    let dir = f.dir.display().to_string();
-    f.home.json(&[
-        "fleet",
-        "start",
-        "svc",
-        "--supervisor",
-        "exec",
-        "--supervisor-cmd",
-        &sup,
-        "--workers",
-        "1",
-        "--worker-cli",
-        "exec",
-        "--worker-cmd",
-        &work,
-        "-C",
-        &dir,
-        "--lifecycle",
-        "service",
-    ]);
+    f.start_as("svc", &["--lifecycle", "service"]);
     let request = br#"{"body": {"review": "diff"},
         "reply": {"required": ["verdict"], "allowed": {"verdict": ["ok", "bad"]}}}"#;
     let out = f.home.run_with_stdin(

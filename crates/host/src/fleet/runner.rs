@@ -124,13 +124,13 @@ impl Actor for Fleets {
                 let _ = reply.send(Ok(view::list(&state.ctx, state.fleets.values())));
             }
             FleetsMsg::Pause(name, reply) => {
-                let _ = reply.send(start::pause(state, &name).await);
+                let _ = reply.send(start::pause(state, &myself, &name).await);
             }
             FleetsMsg::Resume(args, reply) => {
                 let _ = reply.send(start::resume(state, &myself, *args).await);
             }
             FleetsMsg::Stop(name, reply) => {
-                let _ = reply.send(start::stop(state, &name).await);
+                let _ = reply.send(start::stop(state, &myself, &name).await);
             }
             FleetsMsg::History(name, reply) => {
                 let _ = reply.send(state.get(&name).map(view::history));

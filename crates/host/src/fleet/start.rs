@@ -52,16 +52,7 @@ pub(super) async fn start(
             .map_err(|e| bad(e, "wait for the fleet's task to end"))?,
         None => Vec::new(),
     };
-    state
-        .ctx
-        .commit
-        .put_fleet(&record)
-        .await
-        .map_err(crate::registry::store_error)?;
-    perform(&state.ctx, myself, &record, actions);
-    let view = view::of(&state.ctx, &record);
-    state.fleets.insert(record.spec.name.clone(), record);
-    Ok(view)
+    save(state, myself, record, actions).await
 }
 
 async fn check_spec(state: &FleetsState, spec: &FleetSpec) -> Result<(), ControlError> {
@@ -155,6 +146,7 @@ pub(super) async fn give(
 /// `fleet.pause`.
 pub(super) async fn pause(
     state: &mut FleetsState,
+    myself: &FleetsRef,
     name: &PeerName,
 ) -> Result<FleetView, ControlError> {
     let mut record = state.get(name)?.clone();
@@ -163,15 +155,7 @@ pub(super) async fn pause(
             run.pause("paused by a person".into(), r)
         });
     }
-    let view = view::of(&state.ctx, &record);
-    state
-        .ctx
-        .commit
-        .put_fleet(&record)
-        .await
-        .map_err(crate::registry::store_error)?;
-    state.fleets.insert(name.clone(), record);
-    Ok(view)
+    save(state, myself, record, Vec::new()).await
 }
 
 /// `fleet.resume`.
@@ -195,6 +179,7 @@ pub(super) async fn resume(
 /// `status` and `history`.
 pub(super) async fn stop(
     state: &mut FleetsState,
+    myself: &FleetsRef,
     name: &PeerName,
 ) -> Result<FleetView, ControlError> {
     let mut record = state.get(name)?.clone();
@@ -205,15 +190,7 @@ pub(super) async fn stop(
         });
         members::interrupt_all(&state.ctx, &record.spec).await;
     }
-    let view = view::of(&state.ctx, &record);
-    state
-        .ctx
-        .commit
-        .put_fleet(&record)
-        .await
-        .map_err(crate::registry::store_error)?;
-    state.fleets.insert(name.clone(), record);
-    Ok(view)
+    save(state, myself, record, Vec::new()).await
 }
 
 /// `fleet.remove`: a stopped fleet, or one with nothing in flight, goes
