@@ -458,3 +458,57 @@ fn with_a_capability_matrix_an_unsupported_pick_is_refused_with_the_reason() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_crash_as_a_turn_starts_is_adopted_and_the_lost_turn_runs_again_without_a_bounce() {
+    let mut f = Fleet::new(SUPERVISOR);
+    f.touch("write-it");
+    f.home.signal_daemon("TERM");
+    f.home
+        .env
+        .push(("FLOTILLA_TEST_CRASH_AT".into(), "fleet.turn-started".into()));
+    f.home.spawn_daemon("h");
+    let _ = f.home.run(&[
+        "--json",
+        "fleet",
+        "start",
+        "rep",
+        "--supervisor",
+        "exec",
+        "--supervisor-cmd",
+        &f.file("sup.sh"),
+        "--workers",
+        "1",
+        "--worker-cli",
+        "exec",
+        "--worker-cmd",
+        &f.file("work.sh"),
+        "-C",
+        &f.dir.display().to_string(),
+        "--task",
+        &f.file("task.json"),
+    ]);
+    wait_until(
+        "the daemon to crash at its point",
+        Duration::from_secs(30),
+        || !f.home.run(&["host", "status"]).status.success(),
+    );
+    f.home.env.retain(|(k, _)| k != "FLOTILLA_TEST_CRASH_AT");
+    f.home.spawn_daemon("h");
+    let v = f.wait_state("completed");
+    let said = history(&f);
+    assert!(
+        said.contains("supervisor's turn was lost while the daemon was down; it runs again"),
+        "the lane's end of the turn reached the fleet (adopted, not dropped): {said}"
+    );
+    assert!(
+        !said.contains("bounced"),
+        "a lost turn is no bounce: {said}"
+    );
+    assert_eq!(member(&v, "supervisor")["turns"], 3, "{v}");
+    assert_eq!(
+        said.matches("step draft of worker-1 accepted").count(),
+        1,
+        "{said}"
+    );
+}

@@ -70,6 +70,9 @@ pub struct TurnEnd {
     pub cost: Option<f64>,
     /// Context window in use at its end, where the CLI tells.
     pub context_used_pct: Option<f64>,
+    /// The daemon lost it (it stopped before or while the turn ran): not
+    /// the member's failure.
+    pub lost: bool,
 }
 
 /// What the host must do.
@@ -192,6 +195,10 @@ pub struct FleetRun {
     /// Paused at a usage wall until then (milliseconds since the epoch).
     #[serde(default)]
     pub wall_until_ms: Option<u64>,
+    /// The last lane turn of each role whose end the run was fed: a result
+    /// left on a lane by a crash is the run's only when it is newer.
+    #[serde(default)]
+    pub seen_turns: BTreeMap<String, u32>,
 }
 
 impl FleetRun {
@@ -207,6 +214,7 @@ impl FleetRun {
             rotate: std::mem::take(&mut self.rotate),
             serving: std::mem::take(&mut self.serving),
             models: std::mem::take(&mut self.models),
+            seen_turns: std::mem::take(&mut self.seen_turns),
             next_request: self.next_request,
             queue: std::mem::take(&mut self.queue)
                 .into_iter()
@@ -243,12 +251,26 @@ impl FleetRun {
         }
     }
 
+    /// Lane turn `turn` of `role` ended and is being fed to the run.
+    pub fn seen(&mut self, role: &str, turn: u32) {
+        let last = self.seen_turns.entry(role.to_owned()).or_default();
+        *last = (*last).max(turn);
+    }
+
     /// A member's turn ended.
     pub fn ended(&mut self, role: &str, end: TurnEnd, r: &Rules<'_>) -> Vec<Action> {
         let account = r.accounts.get(role).map_or("", String::as_str);
         self.spent.used(account, end.tokens, end.cost);
         if let Some(ask) = self.noting.remove(role) {
             self.handed_over(role, ask, end, r);
+            return self.pump(r);
+        }
+        if end.lost && !end.ok {
+            self.note(
+                r,
+                format!("{role}'s turn was lost while the daemon was down; it runs again"),
+            );
+            self.again(role);
             return self.pump(r);
         }
         if super::walls::is_wall(&end) {

@@ -510,3 +510,19 @@ fn with_a_capability_matrix_a_pick_it_does_not_support_bounces_the_plan() {
     let a = run.ended(SUPERVISOR, ok(routed), &f.rules());
     assert_eq!(roles(&a), vec!["worker-1"]);
 }
+
+#[test]
+fn a_turn_the_daemon_lost_runs_again_and_is_no_bounce() {
+    let f = Fixture::new(1);
+    let mut run = FleetRun::default();
+    let a = run.give(task(), &f.rules()).unwrap();
+    let kickoff = prompt_of(&a, SUPERVISOR);
+    let lost = TurnEnd {
+        text: "the daemon stopped before the turn's process started".into(),
+        lost: true,
+        ..TurnEnd::default()
+    };
+    let a = run.ended(SUPERVISOR, lost, &f.rules());
+    assert_eq!(prompt_of(&a, SUPERVISOR), kickoff);
+    assert!(run.ledger.steps.is_empty(), "{:?}", run.ledger);
+}

@@ -20,22 +20,7 @@ impl FleetRun {
     /// `role`'s turn hit a wall: its work goes back to the front of the
     /// queue, then the member moves down its chain or the fleet pauses.
     pub(super) fn walled(&mut self, role: &str, end: &TurnEnd, r: &Rules<'_>) -> Vec<Action> {
-        let held = if let Some(ask) = self.serving.remove(role) {
-            Some(Queued::Request(super::service::ServiceAsk {
-                turn: None,
-                ..ask
-            }))
-        } else if role == SUPERVISOR {
-            self.supervisor.take().map(|a| Queued::Supervisor(a.prompt))
-        } else {
-            self.working.remove(role).map(|mut a| {
-                a.turn = None;
-                Queued::Work(a)
-            })
-        };
-        if let Some(held) = held {
-            self.queue.push_front(held);
-        }
+        self.again(role);
         let class = end.class.clone().unwrap_or_default();
         let chain = r.chains.get(role).map_or(&[][..], Vec::as_slice);
         let at = self.models.get(role).copied().unwrap_or(0);
@@ -58,6 +43,27 @@ impl FleetRun {
         self.wall_until_ms = Some(until);
         self.pause(reason.clone(), r);
         vec![Action::Paused(reason), Action::WallUntil(until)]
+    }
+
+    /// `role`'s turn in flight goes back to the front of the queue, to run
+    /// again (nothing is bounced).
+    pub(super) fn again(&mut self, role: &str) {
+        let held = if let Some(ask) = self.serving.remove(role) {
+            Some(Queued::Request(super::service::ServiceAsk {
+                turn: None,
+                ..ask
+            }))
+        } else if role == SUPERVISOR {
+            self.supervisor.take().map(|a| Queued::Supervisor(a.prompt))
+        } else {
+            self.working.remove(role).map(|mut a| {
+                a.turn = None;
+                Queued::Work(a)
+            })
+        };
+        if let Some(held) = held {
+            self.queue.push_front(held);
+        }
     }
 
     /// The model `role`'s next turn runs with: `None` for its own, or the

@@ -109,6 +109,22 @@ fn start_args(
     serde_json::from_value(json).map_err(|e| e.to_string())
 }
 
+/// The turn of `role` its lane runs, or whose result it holds, when that
+/// turn is newer than `seen` (the last the fleet was fed).
+pub async fn adopt(ctx: &HostContext, spec: &FleetSpec, role: &str, seen: u32) -> Option<u32> {
+    let lane = lane_of(ctx, spec, role).await?;
+    let turn = match lane.call(LaneMsg::Collect, None).await {
+        Ok(CallResult::Success(Collected::Result(event))) => event.turn,
+        Ok(CallResult::Success(Collected::Running)) => match lane.call(LaneMsg::Status, None).await
+        {
+            Ok(CallResult::Success(view)) => view.turns,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    (turn > seen).then_some(turn)
+}
+
 /// Hands out every result left on `lane` (a crash can leave one the
 /// fleet already counted).
 async fn drain(lane: &LaneRef) {
@@ -187,6 +203,7 @@ fn end_of(kind: EventKind) -> TurnEnd {
         tokens: r.usage.input.saturating_add(r.usage.output),
         cost: r.cost_usd,
         context_used_pct: r.context_used_pct,
+        lost: r.status == TurnStatus::Lost,
     }
 }
 

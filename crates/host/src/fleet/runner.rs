@@ -141,7 +141,10 @@ impl Actor for Fleets {
             }
             FleetsMsg::Ended(name, role, turn, end) => {
                 state
-                    .event(&myself, &name, |run, r| run.ended(&role, end, r))
+                    .event(&myself, &name, |run, r| {
+                        run.seen(&role, turn);
+                        run.ended(&role, end, r)
+                    })
                     .await;
                 if let Some(record) = state.fleets.get(&name) {
                     members::handed_out(&state.ctx, &record.spec, &role, turn).await;
@@ -303,12 +306,14 @@ impl FleetsState {
                 Some(turn) => wait_for(&self.ctx, myself, record, role, turn),
                 None => {
                     let model = with_rules(&mut record.clone(), |run, r| run.model_of(&role, r));
-                    actions.push(Action::Run {
-                        role,
+                    let seen = run.seen_turns.get(&role).copied().unwrap_or(0);
+                    let run_it = Action::Run {
+                        role: role.clone(),
                         prompt,
                         fresh,
                         model,
-                    });
+                    };
+                    adopt_or_run(&self.ctx, myself, record, role, seen, run_it);
                 }
             }
         }
@@ -335,6 +340,30 @@ impl FleetsState {
         actions.extend(more);
         perform(&self.ctx, myself, record, actions);
     }
+}
+
+/// A turn the run had not seen start: the daemon may have died between
+/// starting it and saving that. The member's lane then runs it, or holds
+/// its result (newer than the run has seen): adopt it rather than run the
+/// turn twice.
+fn adopt_or_run(
+    ctx: &Arc<HostContext>,
+    myself: &FleetsRef,
+    record: &FleetRecord,
+    role: String,
+    seen: u32,
+    run_it: Action,
+) {
+    let (ctx, me, record) = (ctx.clone(), myself.clone(), record.clone());
+    tokio::spawn(async move {
+        match members::adopt(&ctx, &record.spec, &role, seen).await {
+            Some(turn) => {
+                let name = record.spec.name.clone();
+                let _ = me.cast(FleetsMsg::Started(name, role, Ok(turn)));
+            }
+            None => perform(&ctx, &me, &record, vec![run_it]),
+        }
+    });
 }
 
 fn wait_for(
@@ -379,6 +408,7 @@ pub(super) fn perform(
                         }
                         None => Err(format!("the fleet has no member {role}")),
                     };
+                    crate::crash_point::reached(&ctx, "fleet.turn-started");
                     let _ = me.cast(FleetsMsg::Started(spec.name.clone(), role, started));
                 });
             }
