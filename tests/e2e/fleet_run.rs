@@ -196,18 +196,27 @@ fn a_missing_artifact_bounces_three_times_with_its_reason_and_blocks() {
     assert!(prompts.contains("bounce 2 of 3"), "{prompts}");
     assert!(prompts.contains("report.md does not exist"), "{prompts}");
     assert!(history(&f).contains("bounced 3 times"), "{}", history(&f));
-    wait_until("the owner to be told", Duration::from_secs(30), || {
-        let inbox = f.home.json(&["inbox", "--as", "lead", "--peek"]);
-        inbox["messages"].as_array().is_some_and(|m| {
-            m.iter().any(|m| {
-                m["from"] == "h/rep-supervisor"
-                    && m["summary"] == "fleet rep: the task is blocked"
-                    && m["body"]
-                        .as_str()
-                        .is_some_and(|b| b.contains("report.md does not exist"))
-            })
+    let told = |times: usize| {
+        wait_until("the owner to be told", Duration::from_secs(30), || {
+            let inbox = f.home.json(&["inbox", "--as", "lead", "--peek"]);
+            let ends = inbox["messages"].as_array().map_or(0, |m| {
+                m.iter()
+                    .filter(|m| {
+                        m["from"] == "h/rep-supervisor"
+                            && m["summary"] == "fleet rep: the task is blocked"
+                            && m["body"]
+                                .as_str()
+                                .is_some_and(|b| b.contains("report.md does not exist"))
+                    })
+                    .count()
+            });
+            ends == times
         })
-    });
+    };
+    told(1);
+    f.home.json(&["fleet", "task", "rep", &f.file("task.json")]);
+    f.wait_state("blocked");
+    told(2);
     let stderr = f.home.fails(&["fleet", "stop", "nope"], 4);
     assert!(stderr.contains("no fleet named nope"), "{stderr}");
     let again = f.home.fails(
@@ -510,5 +519,85 @@ fn a_crash_as_a_turn_starts_is_adopted_and_the_lost_turn_runs_again_without_a_bo
         said.matches("step draft of worker-1 accepted").count(),
         1,
         "{said}"
+    );
+}
+
+#[test]
+fn bad_input_to_fleet_start_is_named_with_exit_2_and_starts_nothing() {
+    let f = Fleet::new(SUPERVISOR);
+    let dir = f.dir.display().to_string();
+    let base = [
+        "fleet",
+        "start",
+        "bad",
+        "--supervisor",
+        "exec",
+        "--supervisor-cmd",
+        "true",
+        "--workers",
+        "1",
+        "--worker-cli",
+        "exec",
+        "-C",
+        &dir,
+    ];
+    fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+        [base, extra].concat()
+    }
+    let no_cmd = f.home.fails(&base, 2);
+    assert!(
+        no_cmd.contains("worker-1 runs exec and needs its command (--worker-cmd)"),
+        "{no_cmd}"
+    );
+    let rotate = f.home.fails(
+        &with(&base, &["--worker-cmd", "true", "--rotate-at", "0"]),
+        2,
+    );
+    assert!(
+        rotate.contains("--rotate-at must be a percentage"),
+        "{rotate}"
+    );
+    let card = f.home.path().join("card.toml");
+    std::fs::write(&card, "model_calls = 3\nwall_hours = -1\n").expect("card");
+    let budget = f.home.fails(
+        &with(
+            &base,
+            &[
+                "--worker-cmd",
+                "true",
+                "--budget",
+                &card.display().to_string(),
+            ],
+        ),
+        2,
+    );
+    assert!(
+        budget.contains("the budget card") && budget.contains("positive"),
+        "{budget}"
+    );
+    let file = f.home.path().join("fleet.toml");
+    std::fs::write(&file, "supervisor = \"exec\"\nworkerz = 2\n").expect("file");
+    let fleet_file = f.home.fails(
+        &[
+            "fleet",
+            "start",
+            "bad",
+            "--file",
+            &file.display().to_string(),
+        ],
+        2,
+    );
+    assert!(
+        fleet_file.contains("workerz") && fleet_file.contains(&file.display().to_string()),
+        "{fleet_file}"
+    );
+    assert!(
+        f.home.json(&["fleet", "list"])["fleets"]
+            .as_array()
+            .is_some_and(Vec::is_empty)
+    );
+    assert_eq!(
+        f.home.json(&["lane", "list", "--all"])["lanes"],
+        Value::Array(vec![])
     );
 }

@@ -45,6 +45,19 @@ pub struct Assignment {
     pub fresh: bool,
 }
 
+impl Assignment {
+    /// What the step is judged against when its turn ends: its own
+    /// artifacts, never a command.
+    pub fn judged_against(&self) -> Task {
+        Task {
+            goal: self.step.clone(),
+            hours: None,
+            artifacts: self.artifacts.clone(),
+            checks: Vec::new(),
+        }
+    }
+}
+
 /// A plan the daemon accepted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {

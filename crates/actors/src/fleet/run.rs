@@ -195,6 +195,9 @@ pub struct FleetRun {
     /// Paused at a usage wall until then (milliseconds since the epoch).
     #[serde(default)]
     pub wall_until_ms: Option<u64>,
+    /// Tasks given so far (the current one's number).
+    #[serde(default)]
+    pub tasks: u64,
     /// The last lane turn of each role whose end the run was fed: a result
     /// left on a lane by a crash is the run's only when it is newer.
     #[serde(default)]
@@ -216,6 +219,7 @@ impl FleetRun {
             models: std::mem::take(&mut self.models),
             seen_turns: std::mem::take(&mut self.seen_turns),
             next_request: self.next_request,
+            tasks: self.tasks + 1,
             queue: std::mem::take(&mut self.queue)
                 .into_iter()
                 .filter(|q| matches!(q, Queued::Request(_)))
@@ -307,7 +311,7 @@ impl FleetRun {
                     self.settle(a, Verdict::Accepted(Evidence::default()), r)
                 }
                 Some(a) => {
-                    let task = self.step_task(&a);
+                    let task = a.judged_against();
                     self.judging.insert(a.step.clone(), a.clone());
                     vec![Action::Judge { step: a.step, task }]
                 }
@@ -359,15 +363,6 @@ impl FleetRun {
             && self.judging.is_empty()
             && !self.judging_final
             && self.queue.is_empty()
-    }
-
-    pub(super) fn step_task(&self, a: &Assignment) -> Task {
-        Task {
-            goal: a.step.clone(),
-            hours: None,
-            artifacts: a.artifacts.clone(),
-            checks: Vec::new(),
-        }
     }
 
     pub(super) fn note(&mut self, r: &Rules<'_>, text: String) {

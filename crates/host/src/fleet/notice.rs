@@ -1,7 +1,8 @@
 //! Telling a fleet's owner that its task ended (completed, blocked, out of
 //! budget): a message from the supervisor's lane to the owner's inbox,
-//! with the daemon's last decision. The id is fixed per fleet and decision,
-//! so a retry never stores it twice.
+//! with the daemon's last decision. The id is fixed per fleet and task (a
+//! task ends once), so a retry never stores it twice; a fleet's later
+//! tasks each get their own.
 
 use flotilla_actors::fleet::{FleetRecord, TaskState};
 use flotilla_actors::names::{MessageId, PeerId, PeerName};
@@ -23,9 +24,9 @@ pub(super) async fn task_ended(ctx: &HostContext, record: &FleetRecord, state: T
     let (Some(owner), Ok(from)) = (owner, PeerName::new(&spec.lane_of("supervisor"))) else {
         return;
     };
-    let n = record.run.log.len();
+    let n = record.run.tasks;
     let Ok(id) = MessageId::new(&format!(
-        "fleet-{}-{}-end-{n}",
+        "fleet-{}-{}-task-{n}-end",
         spec.name, record.started_ms
     )) else {
         return;

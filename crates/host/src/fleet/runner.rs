@@ -320,12 +320,7 @@ impl FleetsState {
         for a in run.judging.values() {
             actions.push(Action::Judge {
                 step: a.step.clone(),
-                task: flotilla_actors::fleet::Task {
-                    goal: a.step.clone(),
-                    hours: None,
-                    artifacts: a.artifacts.clone(),
-                    checks: Vec::new(),
-                },
+                task: a.judged_against(),
             });
         }
         if run.judging_final
