@@ -224,12 +224,11 @@ fn fleet_shapes(s: &mut ShippedSchemas, home: &TestHome, dir: &str) {
         ],
     );
     let mut last = Value::Null;
-    let done = (0..300).any(|_| {
+    wait_until("the fleet to end", Duration::from_secs(30), || {
         last = home.json(&["fleet", "status", "sch"]);
-        std::thread::sleep(Duration::from_millis(100));
-        last["state"] == "completed"
+        last["state"] != "running"
     });
-    assert!(done, "the fleet did not complete: {last}");
+    assert_eq!(last["state"], "completed", "{last}");
     s.run(home, &["fleet", "status", "sch"]);
     s.run(home, &["fleet", "list"]);
     s.run(home, &["fleet", "history", "sch"]);
