@@ -202,3 +202,24 @@ fn a_claude_supervisor_at_a_rate_limit_with_no_chain_pauses_and_the_fleet_resume
         "{history}"
     );
 }
+
+#[test]
+fn a_claude_supervisor_at_a_wall_whose_reset_it_reports_resumes_at_that_reset() {
+    let wall = Reply::HttpError {
+        status: 429,
+        message: "WALL-MARK: rate limited, try again in 1 seconds".into(),
+    };
+    let replies = vec![wall, Reply::text(PLAN), Reply::text(DONE)];
+    // The fleet's own wall wait is ten minutes: only the reported reset
+    // lets the task complete within the test's patience.
+    let Some((server, home, v)) = lead(replies, &["--wall-wait", "10m"]) else {
+        return;
+    };
+    assert_eq!(v["state"], "completed", "{v}");
+    assert_eq!(server.model_requests().len(), 3);
+    let history = home.json(&["fleet", "history", "lead"]).to_string();
+    assert!(
+        history.contains("at the reset its CLI reported"),
+        "{history}"
+    );
+}

@@ -73,6 +73,9 @@ pub struct TurnEnd {
     /// The daemon lost it (it stopped before or while the turn ran): not
     /// the member's failure.
     pub lost: bool,
+    /// When the usage wall it hit lifts (ms since the epoch), where the
+    /// CLI said ([`crate::lane::resets::resets_at`]).
+    pub resets_at_ms: Option<u64>,
 }
 
 /// What the host must do.
@@ -379,4 +382,4 @@ impl FleetRun {
 
 #[cfg(test)]
 #[path = "run_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -3,19 +3,19 @@
 use super::*;
 use crate::fleet::acceptance::Shortfall;
 
-struct Fixture {
+pub(crate) struct Fixture {
     workers: Vec<String>,
     accounts: BTreeMap<String, String>,
     budget: BudgetCard,
     max_busy: Option<usize>,
-    chains: BTreeMap<String, Vec<String>>,
-    now_ms: u64,
+    pub(crate) chains: BTreeMap<String, Vec<String>>,
+    pub(crate) now_ms: u64,
     picks: BTreeMap<String, (crate::lane::CliKind, Option<String>)>,
     matrix: Vec<crate::fleet::matrix::CapabilityCell>,
 }
 
 impl Fixture {
-    fn new(n: usize) -> Self {
+    pub(crate) fn new(n: usize) -> Self {
         let workers: Vec<String> = (1..=n).map(|i| format!("worker-{i}")).collect();
         let mut accounts: BTreeMap<String, String> =
             workers.iter().map(|w| (w.clone(), "exec".into())).collect();
@@ -32,7 +32,7 @@ impl Fixture {
         }
     }
 
-    fn rules(&self) -> Rules<'_> {
+    pub(crate) fn rules(&self) -> Rules<'_> {
         Rules {
             workers: &self.workers,
             accounts: &self.accounts,
@@ -49,11 +49,11 @@ impl Fixture {
     }
 }
 
-fn task() -> Task {
+pub(crate) fn task() -> Task {
     Task::parse(r#"{"goal": "a report", "artifacts": [{"path": "r.md"}]}"#).unwrap()
 }
 
-fn ok(text: &str) -> TurnEnd {
+pub(crate) fn ok(text: &str) -> TurnEnd {
     TurnEnd {
         ok: true,
         text: text.into(),
@@ -72,7 +72,7 @@ fn roles(actions: &[Action]) -> Vec<String> {
         .collect()
 }
 
-fn prompt_of(actions: &[Action], who: &str) -> String {
+pub(crate) fn prompt_of(actions: &[Action], who: &str) -> String {
     actions
         .iter()
         .find_map(|a| match a {
@@ -82,7 +82,7 @@ fn prompt_of(actions: &[Action], who: &str) -> String {
         .unwrap()
 }
 
-const ONE_STEP: &str = r#"{"dispatch": [{"to": "worker-1", "step": "s1", "prompt": "write r.md",
+pub(crate) const ONE_STEP: &str = r#"{"dispatch": [{"to": "worker-1", "step": "s1", "prompt": "write r.md",
     "artifacts": [{"path": "r.md", "contains": ["Conclusion"]}]}]}"#;
 
 fn missing() -> Verdict {
@@ -408,84 +408,6 @@ fn requests_run_beside_a_task_and_after_it_ended() {
     let a = run.ended("worker-1", ok(r#"{"verdict": "bad"}"#), &f.rules());
     assert!(matches!(a[0], Action::Answered(..)), "{a:?}");
     assert_eq!(roles(&a), vec!["worker-1"], "then the step starts");
-}
-
-fn wall(class: &str) -> TurnEnd {
-    TurnEnd {
-        text: "429 Too Many Requests".into(),
-        class: Some(class.into()),
-        ..TurnEnd::default()
-    }
-}
-
-fn model_of(actions: &[Action], who: &str) -> Option<String> {
-    actions.iter().find_map(|a| match a {
-        Action::Run { role, model, .. } if role == who => Some(model.clone()),
-        _ => None,
-    })?
-}
-
-#[test]
-fn a_usage_wall_moves_the_member_down_its_chain_and_runs_the_same_turn_again() {
-    let mut f = Fixture::new(1);
-    f.chains.insert("worker-1".into(), vec!["small".into()]);
-    let mut run = FleetRun::default();
-    run.give(task(), &f.rules()).unwrap();
-    let a = run.ended(SUPERVISOR, ok(ONE_STEP), &f.rules());
-    let first = prompt_of(&a, "worker-1");
-    assert_eq!(model_of(&a, "worker-1"), None);
-    let a = run.ended("worker-1", wall("rate_limited"), &f.rules());
-    assert_eq!(
-        prompt_of(&a, "worker-1"),
-        first,
-        "the same turn, not a bounce"
-    );
-    assert_eq!(model_of(&a, "worker-1").as_deref(), Some("small"));
-    assert!(
-        !run.ledger.steps.contains_key("s1"),
-        "a wall is not a bounce"
-    );
-    assert!(
-        run.log
-            .iter()
-            .any(|d| d.text.contains("moves to the model small"))
-    );
-}
-
-#[test]
-fn a_wall_with_no_model_left_pauses_the_fleet_until_it_should_have_lifted() {
-    let mut f = Fixture::new(1);
-    let mut run = FleetRun::default();
-    run.give(task(), &f.rules()).unwrap();
-    let a = run.ended(SUPERVISOR, wall("usage_limit"), &f.rules());
-    let [Action::Paused(reason), Action::WallUntil(until)] = a.as_slice() else {
-        panic!("{a:?}")
-    };
-    assert!(
-        reason.contains("usage wall: supervisor hit usage_limit"),
-        "{reason}"
-    );
-    assert_eq!(*until, 60_001);
-    assert!(run.wall_lifted(&f.rules()).is_empty(), "not yet");
-    f.now_ms = 60_001;
-    let a = run.wall_lifted(&f.rules());
-    assert!(
-        prompt_of(&a, SUPERVISOR).contains("a report"),
-        "the kickoff again: {a:?}"
-    );
-    let a = run.ended(SUPERVISOR, wall("rate_limited"), &f.rules());
-    assert!(
-        matches!(a[1], Action::WallUntil(u) if u == 60_001 + 120_000),
-        "doubles: {a:?}"
-    );
-    run.resume(&f.rules());
-    let a = run.ended(SUPERVISOR, ok(ONE_STEP), &f.rules());
-    assert!(!a.is_empty());
-    let a = run.ended("worker-1", wall("rate_limited"), &f.rules());
-    assert!(
-        matches!(a[1], Action::WallUntil(u) if u == 60_001 + 60_000),
-        "a turn that completed resets the doubling: {a:?}"
-    );
 }
 
 #[test]

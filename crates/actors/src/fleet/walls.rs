@@ -3,10 +3,15 @@
 //! turn goes back to the front of the queue. With a next model on its
 //! role's fallback chain, the member moves to it and the turn runs again at
 //! once; without one, the fleet pauses and resumes by itself when the wall
-//! should have lifted (the fleet's wall wait, doubled at each wall in a
-//! row, at most 32 times). Pure, like [`super::run`].
+//! should have lifted: at the reset the CLI reported (plus a small
+//! margin), else after the fleet's wall wait, doubled at each wall in a
+//! row, at most 32 times. Pure, like [`super::run`].
 
 use super::run::{Action, FleetRun, Queued, Rules, SUPERVISOR, TurnEnd};
+
+/// How long after a reported reset the fleet resumes: the provider's
+/// clock and ours differ a little.
+pub(super) const RESET_MARGIN_MS: u64 = 2_000;
 
 /// The error classes that are walls.
 pub(super) const WALLS: [&str; 2] = ["rate_limited", "usage_limit"];
@@ -33,12 +38,20 @@ impl FleetRun {
             return Vec::new();
         }
         self.walls += 1;
-        let wait = r.wall_wait_ms.saturating_mul(1 << (self.walls - 1).min(5));
-        let until = r.now_ms.saturating_add(wait);
+        let (until, source) = match end.resets_at_ms.filter(|t| *t > r.now_ms) {
+            Some(reset) => (
+                reset.saturating_add(RESET_MARGIN_MS),
+                "at the reset its CLI reported",
+            ),
+            None => {
+                let wait = r.wall_wait_ms.saturating_mul(1 << (self.walls - 1).min(5));
+                (r.now_ms.saturating_add(wait), "after the fleet's wall wait")
+            }
+        };
         let reason = format!(
-            "usage wall: {role} hit {class} ({}); resumes by itself in {} s",
+            "usage wall: {role} hit {class} ({}); resumes by itself in {} s, {source}",
             end.text.lines().next().unwrap_or_default(),
-            wait / 1000
+            (until - r.now_ms).div_ceil(1000)
         );
         self.wall_until_ms = Some(until);
         self.pause(reason.clone(), r);
@@ -88,3 +101,7 @@ impl FleetRun {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "walls_tests.rs"]
+mod tests;

@@ -11,6 +11,7 @@ pub mod answers;
 pub mod errors;
 pub mod events;
 pub mod input;
+pub mod resets;
 mod state;
 
 use std::fmt;

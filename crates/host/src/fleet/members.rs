@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use flotilla_actors::fleet::{FleetSpec, MemberSpec, TurnEnd};
 use flotilla_actors::lane::events::EventKind;
+use flotilla_actors::lane::resets::resets_at;
 use flotilla_actors::lane::{CliKind, TurnStatus};
 use flotilla_actors::names::{GroupName, PeerName};
 use flotilla_actors::protocol::{ControlError, LaneStartArgs};
@@ -187,6 +188,14 @@ fn end_of(kind: EventKind) -> TurnEnd {
         return failed("the lane reported no turn result".into());
     };
     let ok = r.status == TurnStatus::Completed;
+    let said = [r.error.as_deref(), r.result.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("\n");
+    let resets_at_ms = (!ok)
+        .then(|| resets_at(&said, r.finished_at.millis()))
+        .flatten();
     let text = if ok {
         r.result.unwrap_or_default()
     } else {
@@ -204,6 +213,7 @@ fn end_of(kind: EventKind) -> TurnEnd {
         cost: r.cost_usd,
         context_used_pct: r.context_used_pct,
         lost: r.status == TurnStatus::Lost,
+        resets_at_ms,
     }
 }
 
