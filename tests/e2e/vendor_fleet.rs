@@ -16,11 +16,19 @@ const PLAN: &str = r#"{"dispatch": [{"to": "worker-1", "step": "draft", "prompt"
   "artifacts": [{"path": "report.md", "contains": ["Conclusion"]}]}]}"#;
 
 /// A daemon with a fleet `lead` (a claude supervisor, an exec worker that
-/// writes report.md) started with `extra` flags; `None` without claude.
+/// writes report.md) started with `extra` flags, ended; `None` without
+/// claude.
 fn lead(replies: Vec<Reply>, extra: &[&str]) -> Option<(ModelServer, TestHome, Value)> {
     let server = ModelServer::start(Script::new(replies));
     let env = VendorEnv::new(&server);
     env.bin(CliKind::Claude)?;
+    let home = start_lead(&env, extra);
+    let v = ended(&home);
+    Some((server, home, v))
+}
+
+/// A daemon in `env` with the fleet `lead` started with `extra` flags.
+fn start_lead(env: &VendorEnv, extra: &[&str]) -> TestHome {
     let mut home = TestHome::new();
     home.env.extend(env.env());
     home.spawn_daemon("h");
@@ -58,15 +66,20 @@ fn lead(replies: Vec<Reply>, extra: &[&str]) -> Option<(ModelServer, TestHome, V
     ];
     args.extend_from_slice(extra);
     home.json(&args);
+    home
+}
+
+/// The fleet `lead`'s status once its task ended.
+fn ended(home: &TestHome) -> Value {
     let mut v = Value::Null;
     wait_until("the fleet to end", Duration::from_secs(120), || {
         v = home.json(&["fleet", "status", "lead"]);
         v["state"] != "running"
             && !v["paused_reason"]
                 .as_str()
-                .is_some_and(|r| r.starts_with("usage wall"))
+                .is_some_and(|r| r.starts_with("usage wall") || r.starts_with("offline:"))
     });
-    Some((server, home, v))
+    v
 }
 
 const DONE: &str = "```json\n{\"done\": true}\n```";
@@ -222,4 +235,47 @@ fn a_claude_supervisor_at_a_wall_whose_reset_it_reports_resumes_at_that_reset() 
         history.contains("at the reset its CLI reported"),
         "{history}"
     );
+}
+
+#[test]
+fn a_claude_supervisor_whose_endpoint_is_down_waits_for_it_and_spends_no_bounce() {
+    let gone = ModelServer::start(Script::default());
+    let addr = gone.addr();
+    let env = VendorEnv::new(&gone);
+    if env.bin(CliKind::Claude).is_none() {
+        return;
+    }
+    drop(gone);
+    let home = start_lead(&env, &[]);
+    let mut v = Value::Null;
+    wait_until(
+        "the fleet to wait for the network",
+        Duration::from_secs(120),
+        || {
+            v = home.json(&["fleet", "status", "lead"]);
+            v["paused_reason"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("offline: supervisor's model endpoint"))
+        },
+    );
+    assert_eq!(v["task_state"], "running", "waiting, not blocked: {v}");
+    let server = ModelServer::start_at(
+        addr,
+        Script::new(vec![Reply::text(PLAN), Reply::text(DONE)]),
+    );
+    let v = ended(&home);
+    assert_eq!(v["state"], "completed", "{v}");
+    assert_eq!(
+        server.model_requests().len(),
+        2,
+        "the failed turn ran once more, then the round"
+    );
+    assert!(
+        v["steps"]
+            .as_array()
+            .is_some_and(|s| s.iter().all(|s| s["step"] != "plan")),
+        "the failure offline is no bounce: {v}"
+    );
+    let history = home.json(&["fleet", "history", "lead"]).to_string();
+    assert!(history.contains("answers again"), "{history}");
 }

@@ -279,7 +279,14 @@ pub struct ModelServer {
 impl ModelServer {
     /// Binds `127.0.0.1:0` and serves `script` on a thread of its own.
     pub fn start(script: Script) -> Self {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        Self::start_at(SocketAddr::from(([127, 0, 0, 1], 0)), script)
+    }
+
+    /// Binds `addr` (on loopback: the address of a server the test
+    /// stopped, to bring its endpoint back) and serves `script`.
+    pub fn start_at(addr: SocketAddr, script: Script) -> Self {
+        assert!(addr.ip().is_loopback(), "tests bind loopback only");
+        let listener = std::net::TcpListener::bind(addr).expect("bind the model server's address");
         listener.set_nonblocking(true).expect("non-blocking");
         let addr = listener.local_addr().expect("local addr");
         let shared = Arc::new(Shared {

@@ -73,6 +73,9 @@ pub struct TurnEnd {
     /// The daemon lost it (it stopped before or while the turn ran): not
     /// the member's failure.
     pub lost: bool,
+    /// The host found this member's model endpoint not answering after the
+    /// turn failed ([`super::offline`]).
+    pub offline: Option<String>,
     /// When the usage wall it hit lifts (ms since the epoch), where the
     /// CLI said ([`crate::lane::resets::resets_at`]).
     pub resets_at_ms: Option<u64>,
@@ -111,6 +114,10 @@ pub enum Action {
     /// Paused at a usage wall: call [`FleetRun::wall_lifted`] at this
     /// time (milliseconds since the epoch).
     WallUntil(u64),
+    /// Paused while this model endpoint (`host:port`) does not answer:
+    /// probe it now and then, and call [`FleetRun::back_online`] when it
+    /// does.
+    Probe(String),
 }
 
 /// A turn waiting for a free member, `--max-busy` or the budget.
@@ -205,6 +212,9 @@ pub struct FleetRun {
     /// left on a lane by a crash is the run's only when it is newer.
     #[serde(default)]
     pub seen_turns: BTreeMap<String, u32>,
+    /// Paused while this model endpoint does not answer.
+    #[serde(default)]
+    pub offline: Option<String>,
 }
 
 impl FleetRun {
@@ -271,6 +281,11 @@ impl FleetRun {
         if let Some(ask) = self.noting.remove(role) {
             self.handed_over(role, ask, end, r);
             return self.pump(r);
+        }
+        if let Some(endpoint) = end.offline.as_deref().filter(|_| !end.ok) {
+            let mut out = self.offline_at(role, &end, endpoint, r);
+            out.extend(self.pump(r));
+            return out;
         }
         if end.lost && !end.ok {
             self.note(
@@ -350,6 +365,7 @@ impl FleetRun {
     pub fn resume(&mut self, r: &Rules<'_>) -> Vec<Action> {
         self.paused = None;
         self.wall_until_ms = None;
+        self.offline = None;
         if self.ledger.state == TaskState::OutOfBudget {
             self.ledger.state = TaskState::Running;
         }

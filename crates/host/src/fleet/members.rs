@@ -214,6 +214,7 @@ fn end_of(kind: EventKind) -> TurnEnd {
         context_used_pct: r.context_used_pct,
         lost: r.status == TurnStatus::Lost,
         resets_at_ms,
+        offline: None,
     }
 }
 

@@ -3,7 +3,8 @@
 //! the ops that change them ([`start`]), their members' lanes
 //! ([`members`]), what status shows ([`view`]) and the daemon's
 //! acceptance of a step ([`acceptance`]), which reads the declared
-//! artifacts and runs the task author's checks. The rules themselves
+//! artifacts and runs the task author's checks. Before a failed turn runs
+//! again, its member's model endpoint is probed ([`probe`]). The rules themselves
 //! (plans, bounces, budgets, the pair table) live in
 //! `flotilla_actors::fleet`; this module gathers facts and does what the
 //! rules decide.
@@ -11,6 +12,7 @@
 pub mod acceptance;
 pub mod members;
 mod notice;
+mod probe;
 pub mod runner;
 mod service;
 mod start;

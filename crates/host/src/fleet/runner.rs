@@ -57,6 +57,8 @@ pub enum FleetsMsg {
     Judged(PeerName, String, Verdict),
     /// A usage wall should have lifted.
     WallLifted(PeerName),
+    /// The model endpoint a fleet waits for was probed: it answers, or not.
+    Probed(PeerName, String, bool),
     /// `fleet.remove`.
     Remove(PeerName, Reply<FleetRemoveReply>),
 }
@@ -158,6 +160,7 @@ impl Actor for Fleets {
                     .event(&myself, &name, |run, r| run.wall_lifted(r))
                     .await;
             }
+            FleetsMsg::Probed(name, at, answers) => state.probed(&myself, &name, at, answers).await,
             FleetsMsg::Judged(name, step, verdict) => {
                 state
                     .event(&myself, &name, |run, r| run.judged(&step, verdict, r))
@@ -242,6 +245,22 @@ impl FleetsState {
         }
     }
 
+    /// The endpoint a fleet waits for was probed: resume when it answers,
+    /// probe again when it does not (while the fleet still waits for it).
+    async fn probed(&mut self, myself: &FleetsRef, name: &PeerName, at: String, answers: bool) {
+        let Some(record) = self.fleets.get(name) else {
+            return;
+        };
+        if record.stopped || record.run.offline.as_deref() != Some(at.as_str()) {
+            return;
+        }
+        if answers {
+            self.event(myself, name, |run, r| run.back_online(r)).await;
+        } else {
+            super::probe::again(myself.clone(), name.clone(), at);
+        }
+    }
+
     async fn started(
         &mut self,
         myself: &FleetsRef,
@@ -300,6 +319,9 @@ impl FleetsState {
         let mut actions = Vec::new();
         if let Some(until) = run.wall_until_ms {
             actions.push(Action::WallUntil(until));
+        }
+        if let Some(at) = &run.offline {
+            actions.push(Action::Probe(at.clone()));
         }
         for (role, turn, prompt, fresh) in in_flight {
             match turn {
@@ -370,7 +392,8 @@ fn wait_for(
 ) {
     let (ctx, me, spec) = (ctx.clone(), myself.clone(), record.spec.clone());
     tokio::spawn(async move {
-        let end = members::wait(&ctx, &spec, &role, turn).await;
+        let mut end = members::wait(&ctx, &spec, &role, turn).await;
+        super::probe::mark(&spec, &role, &mut end).await;
         let _ = me.cast(FleetsMsg::Ended(spec.name.clone(), role, turn, end));
     });
 }
@@ -432,6 +455,7 @@ pub(super) fn perform(
                     let _ = me.cast(FleetsMsg::WallLifted(spec.name.clone()));
                 });
             }
+            Action::Probe(at) => super::probe::again(me, spec.name.clone(), at),
             Action::Answered(id, _) => {
                 tracing::warn!(fleet = %spec.name, id, "an answer reached the wrong place");
             }

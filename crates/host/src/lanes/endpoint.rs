@@ -30,9 +30,17 @@ fn source(cli: CliKind) -> Option<(&'static str, &'static str)> {
 
 /// The `host:port` the lane's CLI calls, if it is known.
 pub(crate) fn of(spec: &LaneSpec, daemon_env: impl Fn(&str) -> Option<String>) -> Option<String> {
-    let (var, default) = source(spec.cli)?;
-    let url = spec
-        .env
+    of_cli(spec.cli, &spec.env, daemon_env)
+}
+
+/// The `host:port` a lane of `cli` with `env` (its `--env`) calls.
+pub(crate) fn of_cli(
+    cli: CliKind,
+    env: &[(String, String)],
+    daemon_env: impl Fn(&str) -> Option<String>,
+) -> Option<String> {
+    let (var, default) = source(cli)?;
+    let url = env
         .iter()
         .find(|(k, _)| k == var)
         .map(|(_, v)| v.clone())

@@ -19,7 +19,7 @@ pub mod cli;
 pub mod cli_home;
 pub mod connector;
 pub mod doctor;
-mod endpoint;
+pub(crate) mod endpoint;
 pub mod identity;
 pub mod lane;
 mod mail;
