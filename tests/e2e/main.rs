@@ -20,6 +20,7 @@ mod federation_message_path;
 mod federation_rules;
 mod fleet;
 mod fleet_run;
+mod fleet_teams;
 mod home_state;
 mod hub;
 mod hub_groups;

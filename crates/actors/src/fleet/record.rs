@@ -97,6 +97,9 @@ pub struct FleetRecord {
     pub stopped: bool,
     /// Its run.
     pub run: FleetRun,
+    /// The fleet whose member started it (a team of teams).
+    #[serde(default)]
+    pub parent: Option<super::nesting::FleetParent>,
 }
 
 impl FleetSpec {

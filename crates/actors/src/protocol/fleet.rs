@@ -193,6 +193,22 @@ pub struct FleetView {
     pub max_busy: Option<usize>,
     /// The last decisions (at most 20; `fleet history` has them all).
     pub recent: Vec<Decision>,
+    /// The fleet whose member started this one (a team of teams).
+    pub parent: Option<crate::fleet::nesting::FleetParent>,
+    /// The fleets this one's members started, each with its own task,
+    /// budget and state.
+    pub children: Vec<FleetChildView>,
+}
+
+/// A fleet started by a member of another (`children[]` of a fleet).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FleetChildView {
+    /// The child fleet.
+    pub name: PeerName,
+    /// The member that leads it (`worker-1`, ...).
+    pub role: String,
+    /// Where it stands.
+    pub state: FleetState,
 }
 
 /// Reply of `fleet.list` (`flotilla.fleets.v1`).

@@ -247,6 +247,7 @@ fn fleet(name: &str) -> crate::fleet::FleetRecord {
         started_ms: 1,
         stopped: false,
         run: FleetRun::default(),
+        parent: None,
     }
 }
 

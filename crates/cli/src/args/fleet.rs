@@ -167,7 +167,9 @@ pub(crate) struct FleetStartArgs {
     /// to a fresh session with a handoff note (default 60).
     #[arg(long = "rotate-at", value_name = "PCT")]
     pub(crate) rotate_at: Option<f64>,
-    /// The peer of this host that owns the fleet's lanes (default: the operator).
+    /// The peer of this host that owns the fleet's lanes (default: the fleet
+    /// file's `as`, else FLOTILLA_PEER, which a lane's own processes have,
+    /// else the operator).
     #[arg(long = "as", value_name = "PEER")]
     pub(crate) as_peer: Option<String>,
 }

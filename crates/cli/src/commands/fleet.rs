@@ -36,7 +36,16 @@ pub(crate) async fn run(env: &Env, command: FleetCommand) -> Result<u8> {
             let op = FleetStatusArgs {
                 name: check_name(&a.name)?,
             };
-            show(env, &env.client().await?.call(&op).await?)
+            let mut client = env.client().await?;
+            let view = client.call(&op).await?;
+            show(env, &view)?;
+            if !env.json && (view.parent.is_some() || !view.children.is_empty()) {
+                let all = client.call(&flotilla_actors::protocol::Empty {}).await?;
+                for line in super::fleet_tree::lines(&view, &all.fleets) {
+                    outln!("{line}")?;
+                }
+            }
+            Ok(OK)
         }
         FleetCommand::List => super::fleet_view::list(env).await,
         FleetCommand::Watch(a) => super::fleet_view::watch(env, check_name(&a.name)?).await,

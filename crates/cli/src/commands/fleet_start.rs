@@ -195,7 +195,12 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
         (None, Some(v)) => duration_of(v, "wall_wait")?,
         _ => Duration::from_secs(300),
     };
-    let as_peer = match a.as_peer.clone().or(f.as_peer.clone()) {
+    // A lane's own processes have FLOTILLA_PEER: a fleet a member starts
+    // is its own (and its fleet's sub-team).
+    let from_env = std::env::var("FLOTILLA_PEER")
+        .ok()
+        .filter(|p| !p.is_empty());
+    let as_peer = match a.as_peer.clone().or(f.as_peer.clone()).or(from_env) {
         Some(name) => Some(check_name(&name)?),
         None => None,
     };

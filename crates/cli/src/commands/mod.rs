@@ -11,6 +11,7 @@ mod doctor;
 mod enroll;
 mod fleet;
 mod fleet_start;
+mod fleet_tree;
 mod fleet_view;
 pub(crate) use fleet_view::PairsReply;
 mod hook;

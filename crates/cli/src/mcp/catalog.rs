@@ -182,7 +182,27 @@ pub(crate) fn tools() -> Vec<ToolSpec> {
             output: output(json!({"messages": {"type": "array"}})),
         },
         lane_tool(),
+        fleet_tool(),
     ]
+}
+
+fn fleet_tool() -> ToolSpec {
+    ToolSpec {
+        name: "fleet",
+        description: "Fleets: lead a team (a supervisor agent and workers) whose work the daemon accepts against the task's definition of done (docs/fleets.md). action: start (needs name and spec; the fleet is yours, and when you are a fleet's member it becomes that fleet's sub-team, with its own budget and clock), task (a new task), status (members, steps, spent, parent and sub-fleets), list, pause, resume (optionally a new budget card), stop.",
+        read_only: false,
+        input: input(
+            json!({
+                "action": {"type": "string", "enum": ["start", "task", "status", "list", "pause", "resume", "stop"]},
+                "name": text("the fleet's name"),
+                "spec": {"type": "object", "description": "start: the fleet as fleet.start takes it (docs/protocol.md): supervisor {cli, model, command}, workers [{cli, model, command}], lifecycle, dir (default: this server's), max_busy, budget, turn_timeout_secs, ...; not name, not as"},
+                "task": {"type": "object", "description": "start, task: {goal, hours, artifacts: [{path, min_chars, contains}], checks: [{run, cwd}]}"},
+                "budget": {"type": "object", "description": "resume: a new budget card {model_calls, rounds, wall_hours, tokens, cost}"},
+            }),
+            &["action"],
+        ),
+        output: json!({"type": "object"}),
+    }
 }
 
 fn lane_tool() -> ToolSpec {
@@ -239,7 +259,8 @@ mod tests {
                 "reply",
                 "rename",
                 "outbox",
-                "lane"
+                "lane",
+                "fleet"
             ]
         );
         for t in &tools {

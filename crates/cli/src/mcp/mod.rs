@@ -13,6 +13,7 @@
 //! tools' names and schemas, [`tools`] and [`lane`] what they do.
 
 mod catalog;
+mod fleet;
 mod lane;
 mod tools;
 

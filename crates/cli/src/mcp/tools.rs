@@ -184,6 +184,7 @@ pub(crate) async fn call(s: &Session, tool: &str, input: Value) -> Result<Done> 
         "rename" => rename(s, args(tool, input)?).await,
         "outbox" => outbox(s, args(tool, input)?).await,
         "lane" => super::lane::call(s, args(tool, input)?).await,
+        "fleet" => super::fleet::call(s, args(tool, input)?).await,
         other => Err(p::ControlError::new(
             p::ErrorCode::NotFound,
             format!("there is no tool {other:?}"),

@@ -120,10 +120,14 @@ impl Actor for Fleets {
                 let _ = reply.send(start::give(state, &myself, *args).await);
             }
             FleetsMsg::Status(name, reply) => {
-                let _ = reply.send(state.get(&name).map(|r| view::of(&state.ctx, r)));
+                let _ = reply.send(
+                    state
+                        .get(&name)
+                        .map(|r| view::of(&state.ctx, r, &state.fleets)),
+                );
             }
             FleetsMsg::List(reply) => {
-                let _ = reply.send(Ok(view::list(&state.ctx, state.fleets.values())));
+                let _ = reply.send(Ok(view::list(&state.ctx, &state.fleets)));
             }
             FleetsMsg::Pause(name, reply) => {
                 let _ = reply.send(start::pause(state, &myself, &name).await);

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use flotilla_actors::fleet::nesting::parent_of;
 use flotilla_actors::fleet::pairs::check_pair;
 use flotilla_actors::fleet::{Artifact, FleetRecord, FleetRun, FleetSpec, Lifecycle, Task};
 use flotilla_actors::model::Timestamp;
@@ -41,11 +42,14 @@ pub(super) async fn start(
         task.validate()
             .map_err(|e| bad(e.to_string(), "fix the task; see docs/fleets.md#tasks"))?;
     }
+    let parent = parent_of(spec.as_peer.as_ref(), state.fleets.values())
+        .map_err(|e| bad(e, "start this fleet from a member of a shallower fleet"))?;
     let mut record = FleetRecord {
         spec,
         started_ms: Timestamp::now().0,
         stopped: false,
         run: FleetRun::default(),
+        parent,
     };
     let actions = match task {
         Some(task) => with_rules(&mut record, |run, r| run.give(task, r))
@@ -258,9 +262,10 @@ async fn save(
         .await
         .map_err(crate::registry::store_error)?;
     perform(&state.ctx, myself, &record, actions);
-    let view = view::of(&state.ctx, &record);
-    state.fleets.insert(record.spec.name.clone(), record);
-    Ok(view)
+    let name = record.spec.name.clone();
+    state.fleets.insert(name.clone(), record);
+    let record = &state.fleets[&name];
+    Ok(view::of(&state.ctx, record, &state.fleets))
 }
 
 fn stopped(name: &PeerName) -> ControlError {

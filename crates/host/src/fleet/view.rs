@@ -10,8 +10,8 @@ use flotilla_actors::lane::LaneRecord;
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::{PeerId, PeerName};
 use flotilla_actors::protocol::{
-    ControlError, ErrorCode, FleetHistoryReply, FleetListReply, FleetMemberView, FleetState,
-    FleetStepView, FleetView,
+    ControlError, ErrorCode, FleetChildView, FleetHistoryReply, FleetListReply, FleetMemberView,
+    FleetState, FleetStepView, FleetView,
 };
 
 use crate::context::HostContext;
@@ -26,22 +26,40 @@ pub fn no_such_fleet(name: &PeerName) -> ControlError {
 }
 
 /// Every fleet's view.
-pub fn list<'a>(
-    ctx: &HostContext,
-    records: impl Iterator<Item = &'a FleetRecord>,
-) -> FleetListReply {
+pub fn list(ctx: &HostContext, all: &BTreeMap<PeerName, FleetRecord>) -> FleetListReply {
     let lanes = lanes(ctx);
     let depths = ctx.store.inbox_depths().unwrap_or_default();
     FleetListReply {
         schema: "flotilla.fleets.v1".into(),
-        fleets: records.map(|r| build(ctx, r, &lanes, &depths)).collect(),
+        fleets: all
+            .values()
+            .map(|r| build(ctx, r, &lanes, &depths, all))
+            .collect(),
     }
 }
 
-/// One fleet's view.
-pub fn of(ctx: &HostContext, record: &FleetRecord) -> FleetView {
+/// One fleet's view; `all` holds every fleet, for its children.
+pub fn of(
+    ctx: &HostContext,
+    record: &FleetRecord,
+    all: &BTreeMap<PeerName, FleetRecord>,
+) -> FleetView {
     let depths = ctx.store.inbox_depths().unwrap_or_default();
-    build(ctx, record, &lanes(ctx), &depths)
+    build(ctx, record, &lanes(ctx), &depths, all)
+}
+
+/// The fleets `record`'s members started.
+fn children(record: &FleetRecord, all: &BTreeMap<PeerName, FleetRecord>) -> Vec<FleetChildView> {
+    all.values()
+        .filter_map(|r| {
+            let p = r.parent.as_ref().filter(|p| p.fleet == record.spec.name)?;
+            Some(FleetChildView {
+                name: r.spec.name.clone(),
+                role: p.role.clone(),
+                state: state_of(r),
+            })
+        })
+        .collect()
 }
 
 /// A fleet's decisions.
@@ -80,6 +98,7 @@ fn build(
     record: &FleetRecord,
     lanes: &BTreeMap<String, LaneRecord>,
     depths: &BTreeMap<String, u64>,
+    all: &BTreeMap<PeerName, FleetRecord>,
 ) -> FleetView {
     let spec = &record.spec;
     let run = &record.run;
@@ -141,5 +160,7 @@ fn build(
         budget: spec.budget.clone(),
         max_busy: spec.max_busy,
         recent: run.log.iter().rev().take(RECENT).rev().cloned().collect(),
+        parent: record.parent.clone(),
+        children: children(record, all),
     }
 }
