@@ -57,6 +57,7 @@ mod sessions;
 mod sessions_live;
 mod tables;
 mod top;
+mod vendor_context;
 mod vendor_fleet;
 mod vendor_lanes;
 mod web;

@@ -35,7 +35,7 @@ pub fn check(kind: CliKind, output: &[u8]) {
     let Some(connector) = connector(kind) else {
         return;
     };
-    let mut parser = connector.parser(&spec(kind));
+    let mut parser = connector.parser(&spec(kind), &Default::default());
     for line in String::from_utf8_lossy(output).split('\n') {
         for event in parser.line(line) {
             serde_json::to_string(&event).expect("an event serializes");

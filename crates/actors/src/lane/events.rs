@@ -83,6 +83,10 @@ pub enum EventKind {
         usage: Usage,
         /// The context window, when known.
         context_window: Option<u64>,
+        /// The last model request's context over `context_window`, in
+        /// percent (four decimals), when known.
+        #[serde(default)]
+        context_used_pct: Option<f64>,
     },
     /// An error the CLI reported.
     #[serde(rename = "error")]

@@ -218,12 +218,14 @@ pub(crate) fn event_line(e: &flotilla_actors::lane::events::LaneEvent) -> String
         K::Usage {
             usage,
             context_window,
+            context_used_pct,
         } => format!(
-            "usage in {} out {} cached {} window {}",
+            "usage in {} out {} cached {} window {} context {}",
             usage.input,
             usage.output,
             usage.cached,
-            or_dash(*context_window)
+            or_dash(*context_window),
+            or_dash(context_used_pct.map(|p| format!("{p}%")))
         ),
         K::Error { message } => format!("error: {message}"),
         K::Note { text } => format!("note: {text}"),

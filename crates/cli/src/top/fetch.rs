@@ -259,10 +259,10 @@ impl Tail {
                 self.context_pct = r.context_used_pct;
             }
             EventKind::Usage {
-                usage,
-                context_window: Some(window),
-            } if *window > 0 => {
-                self.context_pct = Some(usage.input as f64 * 100.0 / *window as f64);
+                context_used_pct: Some(pct),
+                ..
+            } => {
+                self.context_pct = Some(*pct);
             }
             _ => {}
         }

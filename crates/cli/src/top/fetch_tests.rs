@@ -59,10 +59,14 @@ fn a_tail_keeps_the_last_event_and_the_context_used() {
     assert_eq!(tail.last, "message: first line");
     tail.take(&event(
         2,
-        json!({"type": "usage", "usage": {"input": 50_000, "output": 10, "cached": 0},
-               "context_window": 200_000}),
+        json!({"type": "usage", "usage": {"input": 90_000, "output": 10, "cached": 0},
+               "context_window": 200_000, "context_used_pct": 25.0}),
     ));
-    assert_eq!(tail.context_pct, Some(25.0));
+    assert_eq!(
+        tail.context_pct,
+        Some(25.0),
+        "the event's share, not a turn's sum"
+    );
     tail.take(&event(
         3,
         json!({"type": "tool.call", "name": "Bash", "id": null, "input": "{}"}),

@@ -61,6 +61,9 @@ pub struct HostConfig {
     pub lane_stall_restarts: u32,
     /// Where each CLI is, when not on the daemon's PATH (`[clis] claude = "/opt/bin/claude"`).
     pub clis: std::collections::BTreeMap<String, String>,
+    /// Models' context windows in tokens, over the built-in table
+    /// (`[context_windows] "my-local-model" = 32768`).
+    pub context_windows: crate::lanes::cli::ContextWindows,
     /// The hub to link to, `HOST:PORT` or `auto` (found over mDNS; `--hub`
     /// overrides); no link without it.
     pub hub: Option<String>,
@@ -151,6 +154,7 @@ impl Default for HostConfig {
             lane_stall_secs: 600.0,
             lane_stall_restarts: 2,
             clis: Default::default(),
+            context_windows: Default::default(),
             hub: None,
             hub_name: None,
             hub_enroll: None,
@@ -215,6 +219,7 @@ impl HostConfig {
             hub.check()?;
         }
         flotilla_actors::fleet::matrix::validate(&config.fleet_matrix).map_err(|e| e + "\n")?;
+        config.context_windows.check()?;
         Ok(config)
     }
 
@@ -360,6 +365,22 @@ mod tests {
     }
 
     /// Issue 13, point 7: `queue_ttl_secs = 0` was accepted.
+    #[test]
+    fn context_windows_are_positive_token_counts_named_when_not() {
+        let c =
+            HostConfig::parse("[context_windows]\n\"my-local-model\" = 32768\n").expect("valid");
+        assert_eq!(
+            c.context_windows
+                .window(flotilla_actors::lane::CliKind::Qwen, Some("my-local-model")),
+            32_768
+        );
+        for bad in ["0", "-5", "\"big\"", "1.5"] {
+            let err = HostConfig::parse(&format!("[context_windows]\n\"my-model\" = {bad}\n"))
+                .expect_err(bad);
+            assert!(err.contains("my-model"), "{bad}: {err}");
+        }
+    }
+
     #[test]
     fn a_hub_queue_ttl_of_zero_is_refused() {
         let hub =

@@ -16,7 +16,12 @@ use super::process::TurnFiles;
 const MAX_OUTPUT: u64 = 64 * 1024 * 1024;
 
 /// A failed outcome carrying what `files`' output says of the turn's usage.
-pub(super) fn failed_with_usage(spec: &LaneSpec, files: &TurnFiles, exit: Option<i32>) -> Outcome {
+pub(super) fn failed_with_usage(
+    spec: &LaneSpec,
+    config: &crate::config::HostConfig,
+    files: &TurnFiles,
+    exit: Option<i32>,
+) -> Outcome {
     let failed = Outcome {
         failed: true,
         ..Outcome::default()
@@ -30,7 +35,7 @@ pub(super) fn failed_with_usage(spec: &LaneSpec, files: &TurnFiles, exit: Option
     if file.metadata().map_or(true, |m| m.len() > MAX_OUTPUT) {
         return failed;
     }
-    let mut parser = connector.parser(spec);
+    let mut parser = connector.parser(spec, &config.context_windows);
     for line in BufReader::new(file).lines() {
         let Ok(line) = line else { break };
         let _ = parser.line(&line);

@@ -96,7 +96,7 @@ impl LaneState {
                 running.turn,
                 attempt,
             );
-            let killed = super::on_disk::failed_with_usage(spec, &files, None);
+            let killed = super::on_disk::failed_with_usage(spec, &self.ctx.config, &files, None);
             usage += killed.usage;
             if let Some(c) = killed.cost_usd {
                 cost = Some(cost.unwrap_or(0.0) + c);

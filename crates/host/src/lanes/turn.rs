@@ -138,7 +138,7 @@ pub(super) async fn launch(
             env,
             env_remove: identity.env_removed(),
         },
-        parser: connector.parser(spec),
+        parser: connector.parser(spec, &state.ctx.config.context_windows),
         lane: myself.clone(),
     };
     match Actor::spawn_linked(None, Connector, args, myself.get_cell()).await {
@@ -273,7 +273,7 @@ pub(super) async fn recover(state: &mut LaneState, myself: &LaneRef) {
                     start: running.pid_start,
                     offset: running.output_offset,
                 },
-                parser: connector.parser(&state.record.spec),
+                parser: connector.parser(&state.record.spec, &state.ctx.config.context_windows),
                 lane: myself.clone(),
             };
             if let Ok((c, _)) = Actor::spawn_linked(None, Connector, args, myself.get_cell()).await
@@ -301,7 +301,8 @@ pub(super) async fn recover(state: &mut LaneState, myself: &LaneRef) {
         signal_group(pid, Signal::KILL);
     }
     state.stopping = Some((TurnStatus::Lost, why));
-    let outcome = super::on_disk::failed_with_usage(&state.record.spec, &files, exit_code);
+    let outcome =
+        super::on_disk::failed_with_usage(&state.record.spec, &state.ctx.config, &files, exit_code);
     finish(state, outcome, exit_code).await;
 }
 
@@ -331,7 +332,8 @@ pub(super) async fn stop_for_shutdown(state: &mut LaneState) {
         running.restarts,
     );
     let exit = files.read_exit();
-    let outcome = super::on_disk::failed_with_usage(&state.record.spec, &files, exit);
+    let outcome =
+        super::on_disk::failed_with_usage(&state.record.spec, &state.ctx.config, &files, exit);
     finish(state, outcome, exit).await;
 }
 

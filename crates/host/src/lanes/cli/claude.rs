@@ -8,8 +8,9 @@
 use flotilla_actors::lane::{CliKind, LaneSpec, Permissions};
 
 use super::common::{resume_id, stdin_plan};
+use super::context_windows::ModelWindow;
 use super::stream_json::{Flavor, StreamJsonParser};
-use super::{CliConnector, CommandPlan, TurnContext, TurnParser};
+use super::{CliConnector, CommandPlan, ContextWindows, TurnContext, TurnParser};
 
 /// The Claude Code connector.
 #[derive(Debug)]
@@ -32,8 +33,9 @@ impl CliConnector for Claude {
         command(turn, rustix::process::geteuid().is_root())
     }
 
-    fn parser(&self, _: &LaneSpec) -> Box<dyn TurnParser> {
-        Box::new(StreamJsonParser::new(Flavor::Claude))
+    fn parser(&self, spec: &LaneSpec, windows: &ContextWindows) -> Box<dyn TurnParser> {
+        let window = ModelWindow::new(CliKind::Claude, spec.model.as_deref(), windows);
+        Box::new(StreamJsonParser::new(Flavor::Claude, window))
     }
 }
 
@@ -76,7 +78,10 @@ mod tests {
 
     fn parse(fixture: &str, exit: i32) -> (Vec<EventKind>, super::super::Outcome) {
         run(
-            Claude.parser(&spec(CliKind::Claude, Permissions::Default, None)),
+            Claude.parser(
+                &spec(CliKind::Claude, Permissions::Default, None),
+                &ContextWindows::default(),
+            ),
             fixture,
             Some(exit),
             "",
@@ -180,8 +185,27 @@ mod tests {
             out.native_session_id.as_deref(),
             Some("8b7256dc-bb5a-43fb-b03b-9b3ecd199b35")
         );
-        // One as the model call's message came, one at the result.
-        assert_eq!(of(&events, "usage").len(), 2);
+        // One as the model call's message came (its share in the model
+        // table's window: claude tells its own only in the result), one at
+        // the result.
+        assert!(
+            matches!(
+                of(&events, "usage")[..],
+                [
+                    EventKind::Usage {
+                        context_window: Some(200_000),
+                        context_used_pct: Some(_),
+                        ..
+                    },
+                    EventKind::Usage {
+                        context_window: Some(1_000_000),
+                        context_used_pct: Some(0.0012),
+                        ..
+                    },
+                ]
+            ),
+            "{events:?}"
+        );
     }
 
     #[test]
@@ -269,7 +293,10 @@ mod tests {
     #[test]
     fn resume_from_another_directory_fails_with_stderr() {
         let line = r#"{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":0,"session_id":"s"}"#;
-        let mut p = Claude.parser(&spec(CliKind::Claude, Permissions::Default, None));
+        let mut p = Claude.parser(
+            &spec(CliKind::Claude, Permissions::Default, None),
+            &ContextWindows::default(),
+        );
         p.line(line);
         let out = p.finish(Some(1), "No conversation found with session ID: s\n");
         assert!(out.failed);

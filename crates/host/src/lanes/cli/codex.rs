@@ -70,7 +70,7 @@ impl CliConnector for Codex {
         Ok(plan)
     }
 
-    fn parser(&self, spec: &LaneSpec) -> Box<dyn TurnParser> {
+    fn parser(&self, spec: &LaneSpec, _: &super::ContextWindows) -> Box<dyn TurnParser> {
         Box::new(CodexParser::new(codex_rollout::codex_home(&spec.env)))
     }
 }

@@ -130,7 +130,7 @@ fn resumed_usage_is_the_turns_own_with_a_rollout() {
     assert_eq!(out.context_window, Some(258_400));
     assert_eq!(out.context_used_pct, Some(0.0062));
     assert!(
-        matches!(of(&events, "usage")[0], EventKind::Usage { usage, context_window: Some(258_400) } if usage.input == 11)
+        matches!(of(&events, "usage")[0], EventKind::Usage { usage, context_window: Some(258_400), context_used_pct: Some(_) } if usage.input == 11)
     );
 }
 

@@ -242,7 +242,15 @@ impl Tally {
         EventKind::Usage {
             usage: self.usage,
             context_window: self.context_window,
+            context_used_pct: self.context_used_pct,
         }
+    }
+
+    /// Records the context of the last model request, `last_call_tokens`
+    /// (its input, cached included, and output), in `window`.
+    pub(super) fn context(&mut self, last_call_tokens: u64, window: u64) {
+        self.context_window = Some(window);
+        self.context_used_pct = percent(last_call_tokens, Some(window));
     }
 
     /// The outcome: failed when the CLI reported an error, printed no final

@@ -40,7 +40,7 @@ impl CliConnector for Exec {
         })
     }
 
-    fn parser(&self, _: &LaneSpec) -> Box<dyn TurnParser> {
+    fn parser(&self, _: &LaneSpec, _: &super::ContextWindows) -> Box<dyn TurnParser> {
         Box::new(ExecParser::default())
     }
 }

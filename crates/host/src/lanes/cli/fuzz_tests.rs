@@ -109,7 +109,7 @@ fn check(kind: CliKind, input: &[u8]) -> Result<(), TestCaseError> {
     let Some(connector) = connector(kind) else {
         return Ok(());
     };
-    let mut parser = connector.parser(&spec);
+    let mut parser = connector.parser(&spec, &Default::default());
     let output = text(input);
     for line in output.split('\n') {
         for event in parser.line(line) {

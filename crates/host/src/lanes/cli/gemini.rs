@@ -7,6 +7,12 @@
 //! stdin is the prompt). `GEMINI_CLI_NO_RELAUNCH=true` keeps the work in the
 //! process the shim started, so SIGINT reaches it. An API error ends with
 //! `result.status: "error"` and exit code HTTP status & 0xFF (144, 244).
+//!
+//! Gemini tells usage only as the turn's totals per model, in `result`:
+//! the last request's context is estimated as the main model's totals over
+//! its requests (counted from the stream: one per round of model output
+//! between tool results), exact for a turn of one request. The window is
+//! the model table's.
 
 use flotilla_actors::lane::events::EventKind;
 use flotilla_actors::lane::{CliKind, LaneSpec, Permissions};
@@ -15,7 +21,8 @@ use serde_json::Value;
 use super::common::{
     Tally, at, message, parse, resume_id, stdin_plan, str_at, stray, tool_call, tool_result, u64_at,
 };
-use super::{CliConnector, CommandPlan, Outcome, TurnContext, TurnParser};
+use super::context_windows::ModelWindow;
+use super::{CliConnector, CommandPlan, ContextWindows, Outcome, TurnContext, TurnParser};
 
 /// Exit code of a headless run in a folder Gemini does not trust.
 const UNTRUSTED: i32 = 55;
@@ -69,20 +76,48 @@ impl CliConnector for Gemini {
         Ok(plan)
     }
 
-    fn parser(&self, _: &LaneSpec) -> Box<dyn TurnParser> {
-        Box::new(GeminiParser::default())
+    fn parser(&self, spec: &LaneSpec, windows: &ContextWindows) -> Box<dyn TurnParser> {
+        Box::new(GeminiParser::new(ModelWindow::new(
+            CliKind::Gemini,
+            spec.model.as_deref(),
+            windows,
+        )))
     }
 }
 
 /// Parses one turn of Gemini's `stream-json`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct GeminiParser {
     tally: Tally,
     /// Assistant text streamed since the last other event.
     pending: String,
+    /// The model and its window.
+    window: ModelWindow,
+    /// Model requests seen so far (rounds of output between tool results).
+    requests: u64,
+    /// The current request's output has begun (no tool result since).
+    in_request: bool,
 }
 
 impl GeminiParser {
+    fn new(window: ModelWindow) -> Self {
+        Self {
+            tally: Tally::default(),
+            pending: String::new(),
+            window,
+            requests: 0,
+            in_request: false,
+        }
+    }
+
+    /// Model output arrived: a new request unless its round is under way.
+    fn output(&mut self) {
+        if !self.in_request {
+            self.requests += 1;
+            self.in_request = true;
+        }
+    }
+
     /// Ends the assistant message being streamed: its event, and it is the
     /// answer so far.
     fn flush(&mut self) -> Option<EventKind> {
@@ -99,14 +134,19 @@ impl GeminiParser {
         match str_at(v, &["type"]) {
             Some("init") => {
                 self.tally.session = str_at(v, &["session_id"]).map(str::to_owned);
+                self.window.saw(str_at(v, &["model"]));
                 Vec::new()
             }
-            Some("tool_use") => vec![tool_call(
-                str_at(v, &["tool_name"]).unwrap_or("?"),
-                str_at(v, &["tool_id"]),
-                at(v, &["parameters"]),
-            )],
+            Some("tool_use") => {
+                self.output();
+                vec![tool_call(
+                    str_at(v, &["tool_name"]).unwrap_or("?"),
+                    str_at(v, &["tool_id"]),
+                    at(v, &["parameters"]),
+                )]
+            }
             Some("tool_result") => {
+                self.in_request = false;
                 let output = str_at(v, &["output"])
                     .filter(|o| !o.is_empty())
                     .or_else(|| str_at(v, &["error", "message"]))
@@ -135,12 +175,34 @@ impl GeminiParser {
         self.tally.usage.input = u64_at(stats, &["input_tokens"]);
         self.tally.usage.output = u64_at(stats, &["output_tokens"]);
         self.tally.usage.cached = u64_at(stats, &["cached"]);
+        self.estimate_context(stats);
         let mut events = vec![self.tally.usage_event()];
         if str_at(v, &["status"]) != Some("success") {
             let why = str_at(v, &["error", "message"]).unwrap_or("the turn failed");
             events.extend(self.tally.fail(why));
         }
         events
+    }
+}
+
+impl GeminiParser {
+    /// The last request's context, estimated from the turn's totals: the
+    /// main model's (the one with the most input; a router model's calls
+    /// are apart) over the requests counted.
+    fn estimate_context(&mut self, stats: &Value) {
+        let main = at(stats, &["models"])
+            .and_then(Value::as_object)
+            .and_then(|m| m.iter().max_by_key(|(_, s)| u64_at(s, &["input_tokens"])));
+        let (tokens, model) = match main {
+            Some((name, s)) => (
+                u64_at(s, &["input_tokens"]) + u64_at(s, &["output_tokens"]),
+                Some(name.as_str()),
+            ),
+            None => (self.tally.usage.input + self.tally.usage.output, None),
+        };
+        self.window.saw(model);
+        let last = tokens.div_ceil(self.requests.max(1));
+        self.tally.context(last, self.window.tokens());
     }
 }
 
@@ -152,6 +214,7 @@ impl TurnParser for GeminiParser {
         let kind = str_at(&v, &["type"]);
         if kind == Some("message") {
             if str_at(&v, &["role"]) == Some("assistant") {
+                self.output();
                 self.pending
                     .push_str(str_at(&v, &["content"]).unwrap_or(""));
             }

@@ -5,8 +5,17 @@ use flotilla_actors::lane::events::EventKind;
 use super::super::common::testing::{of, plan, run, spec};
 use super::*;
 
+/// A parser of a lane with no `-m`, on the built-in model table.
+fn parser() -> GeminiParser {
+    GeminiParser::new(ModelWindow::new(
+        CliKind::Gemini,
+        None,
+        &ContextWindows::default(),
+    ))
+}
+
 fn parse(fixture: &str, exit: i32) -> (Vec<EventKind>, Outcome) {
-    run(Box::new(GeminiParser::default()), fixture, Some(exit), "")
+    run(Box::new(parser()), fixture, Some(exit), "")
 }
 
 #[test]
@@ -71,7 +80,7 @@ fn text_and_resume() {
 
 #[test]
 fn deltas_are_joined_into_one_message() {
-    let mut p = GeminiParser::default();
+    let mut p = parser();
     assert!(
         p.line(r#"{"type":"message","role":"assistant","content":"hel","delta":true}"#)
             .is_empty()
@@ -144,7 +153,7 @@ fn sigint_exits_0_without_a_result() {
 
 #[test]
 fn an_untrusted_folder_gets_a_hint() {
-    let mut p = GeminiParser::default();
+    let mut p = parser();
     let out = p.finish(
         Some(55),
         "Gemini CLI is not running in a trusted directory.",
@@ -164,4 +173,38 @@ fn an_api_errors_status_comes_back_from_the_exit_code() {
     assert_eq!(super::http_status_of_exit(244), Some(500));
     assert_eq!(super::http_status_of_exit(1), None);
     assert_eq!(super::http_status_of_exit(55), None, "gemini's own code");
+}
+
+/// Issue 9: gemini tells only the turn's totals, so the last request is
+/// estimated as the main model's totals over the requests counted (one per
+/// round of output between tool results); the window is the table's.
+#[test]
+fn the_context_used_is_estimated_per_request() {
+    let (_, out) = parse(include_str!("testdata/gemini-text.jsonl"), 0);
+    assert_eq!(out.context_window, Some(1_048_576));
+    assert_eq!(
+        out.context_used_pct,
+        Some(0.0015),
+        "16 tokens of one request"
+    );
+    let (_, out) = parse(
+        include_str!("testdata/gemini-tool-run_shell_command-yolo.jsonl"),
+        0,
+    );
+    assert_eq!(out.usage.input, 22);
+    assert_eq!(
+        out.context_used_pct,
+        Some(0.0015),
+        "32 tokens over two requests"
+    );
+    let windows = ContextWindows::new([("gemini-2.5-flash".to_owned(), 1_000)]);
+    let mut p = GeminiParser::new(ModelWindow::new(CliKind::Gemini, None, &windows));
+    p.line(r#"{"type":"init","session_id":"s","model":"auto"}"#);
+    p.line(r#"{"type":"tool_use","tool_name":"a","tool_id":"1","parameters":{}}"#);
+    p.line(r#"{"type":"tool_use","tool_name":"b","tool_id":"2","parameters":{}}"#);
+    p.line(r#"{"type":"tool_result","tool_id":"1","status":"success","output":""}"#);
+    p.line(r#"{"type":"tool_result","tool_id":"2","status":"success","output":""}"#);
+    p.line(r#"{"type":"message","role":"assistant","content":"done","delta":true}"#);
+    let events = p.line(r#"{"type":"result","status":"success","stats":{"input_tokens":630,"output_tokens":30,"models":{"gemini-2.5-flash-lite":{"input_tokens":30,"output_tokens":0},"gemini-2.5-flash":{"input_tokens":600,"output_tokens":30}}}}"#);
+    assert!(events.iter().any(|e| matches!(e, EventKind::Usage { context_window: Some(1_000), context_used_pct: Some(p), .. } if *p == 31.5)), "{events:?}");
 }

@@ -7,13 +7,22 @@
 //! that starts with `-` a value. Headless grok approves every tool, has no
 //! session to resume and reports no usage; an API error exits 0 with an
 //! assistant message `Sorry, I encountered an error: ...`.
+//!
+//! With no usage, the context used is an estimate: the messages printed
+//! (the last request's context, which held every earlier one, and its
+//! answer) at [`CHARS_PER_TOKEN`] characters a token, without grok's system
+//! prompt, which it does not print; the window is the model table's.
 
 use flotilla_actors::lane::events::EventKind;
 use flotilla_actors::lane::{CliKind, LaneSpec, Permissions};
 use serde_json::Value;
 
 use super::common::{Tally, at, message, parse, str_at, stray, tool_call, tool_result};
-use super::{CliConnector, CommandPlan, Outcome, TurnContext, TurnParser};
+use super::{CliConnector, CommandPlan, ContextWindows, Outcome, TurnContext, TurnParser};
+
+/// Characters per token of the context estimate (a common rule of thumb
+/// for English text and code).
+const CHARS_PER_TOKEN: u64 = 4;
 
 /// How grok words an API error in its last message.
 const ERROR_PREFIX: &str = "Sorry, I encountered an error:";
@@ -68,18 +77,39 @@ impl CliConnector for Grok {
         Ok(plan)
     }
 
-    fn parser(&self, _: &LaneSpec) -> Box<dyn TurnParser> {
-        Box::new(GrokParser::default())
+    fn parser(&self, spec: &LaneSpec, windows: &ContextWindows) -> Box<dyn TurnParser> {
+        Box::new(GrokParser::new(
+            windows.window(CliKind::Grok, spec.model.as_deref()),
+        ))
     }
 }
 
 /// Parses grok's chat messages.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct GrokParser {
     tally: Tally,
+    /// The model's context window.
+    window: u64,
+    /// Characters of the messages printed so far.
+    chars: u64,
 }
 
 impl GrokParser {
+    fn new(window: u64) -> Self {
+        Self {
+            tally: Tally::default(),
+            window,
+            chars: 0,
+        }
+    }
+
+    /// Counts a message's text, tool calls included, into the estimate.
+    fn count(&mut self, v: &Value) {
+        let calls = at(v, &["tool_calls"]).map_or(0, |c| c.to_string().chars().count());
+        let text = str_at(v, &["content"]).map_or(0, |t| t.chars().count());
+        self.chars += (calls + text) as u64;
+    }
+
     fn assistant(&mut self, v: &Value) -> Vec<EventKind> {
         let text = str_at(v, &["content"]).unwrap_or("");
         let calls = at(v, &["tool_calls"]).and_then(Value::as_array);
@@ -110,10 +140,15 @@ impl TurnParser for GrokParser {
         let Some(v) = parse(line) else {
             return stray(line);
         };
+        self.count(&v);
         match str_at(&v, &["role"]) {
             Some("assistant") => {
                 self.tally.ended = true;
-                self.assistant(&v)
+                let tokens = self.chars.div_ceil(CHARS_PER_TOKEN);
+                self.tally.context(tokens, self.window);
+                let mut events = self.assistant(&v);
+                events.push(self.tally.usage_event());
+                events
             }
             Some("tool") => vec![tool_result(
                 str_at(&v, &["tool_call_id"]),
@@ -135,7 +170,7 @@ mod tests {
     use super::*;
 
     fn parse(fixture: &str, exit: i32) -> (Vec<EventKind>, Outcome) {
-        run(Box::new(GrokParser::default()), fixture, Some(exit), "")
+        run(Box::new(GrokParser::new(256_000)), fixture, Some(exit), "")
     }
 
     #[test]
@@ -222,6 +257,33 @@ mod tests {
             assert!(out.error.expect("error").contains("Grok API error"));
             assert_eq!(of(&events, "error").len(), 1);
         }
+    }
+
+    /// Issue 9: grok reports no usage; the context used is estimated from
+    /// the messages printed, four characters a token.
+    #[test]
+    fn the_context_used_is_estimated_from_the_messages() {
+        let (events, out) = parse(include_str!("testdata/grok-text.jsonl"), 0);
+        // "say hello" and "hello from fake": 24 characters, 6 tokens.
+        assert_eq!(out.context_window, Some(256_000));
+        assert_eq!(out.context_used_pct, Some(0.0023));
+        assert_eq!(out.usage, Default::default(), "no usage is made up");
+        assert!(matches!(
+            of(&events, "usage")[..],
+            [EventKind::Usage {
+                context_used_pct: Some(_),
+                ..
+            }]
+        ));
+        let s = spec(CliKind::Grok, Permissions::Bypass, Some("my-grok"));
+        let windows = ContextWindows::new([("my-grok".to_owned(), 100)]);
+        let (_, out) = run(
+            Grok.parser(&s, &windows),
+            "{\"role\":\"assistant\",\"content\":\"abcdefgh\"}",
+            Some(0),
+            "",
+        );
+        assert_eq!(out.context_used_pct, Some(2.0));
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod claude;
 mod codex;
 mod codex_rollout;
 mod common;
+mod context_windows;
 mod exec;
 #[cfg(test)]
 mod fuzz_tests;
@@ -24,6 +25,7 @@ mod stream_json;
 
 use std::path::Path;
 
+pub use context_windows::ContextWindows;
 pub use interactive::{InteractiveContext, InteractivePlan, interactive_plan};
 pub(crate) use mcp::settings_with_server as mcp_settings_with_server;
 
@@ -140,8 +142,9 @@ pub trait CliConnector: Send + Sync + std::fmt::Debug {
     /// The command for one turn; an error says what is missing.
     fn command(&self, turn: &TurnContext<'_>) -> Result<CommandPlan, String>;
     /// A parser for one turn's output of lane `spec` (whose environment
-    /// may say where the CLI keeps its state).
-    fn parser(&self, spec: &LaneSpec) -> Box<dyn TurnParser>;
+    /// may say where the CLI keeps its state); `windows` is the model
+    /// table, for CLIs that do not tell their context window.
+    fn parser(&self, spec: &LaneSpec, windows: &ContextWindows) -> Box<dyn TurnParser>;
 }
 
 /// The connector of a CLI.

@@ -10,6 +10,10 @@
 //! edits and asks for the shell (in `run`, asks are refused), bypass allows
 //! both and `--auto` approves any other ask. opencode ignores SIGINT: an
 //! interrupt ends it with SIGTERM once the grace period is over.
+//!
+//! Each `step_finish` carries its model request's tokens: the context used
+//! is that request's, sent mid-turn; the window is the model table's for
+//! the lane's `-m` (opencode's output names no model or window).
 
 use flotilla_actors::lane::events::EventKind;
 use flotilla_actors::lane::{CliKind, LaneSpec, Permissions};
@@ -18,7 +22,7 @@ use serde_json::Value;
 use super::common::{
     Tally, at, message, parse, resume_id, stdin_plan, str_at, stray, tool_call, tool_result, u64_at,
 };
-use super::{CliConnector, CommandPlan, Outcome, TurnContext, TurnParser};
+use super::{CliConnector, CommandPlan, ContextWindows, Outcome, TurnContext, TurnParser};
 
 /// `OPENCODE_PERMISSION` for `--permissions workspace`.
 const WORKSPACE: &str = r#"{"edit":"allow","bash":"ask"}"#;
@@ -74,18 +78,29 @@ impl CliConnector for Opencode {
         Ok(plan)
     }
 
-    fn parser(&self, _: &LaneSpec) -> Box<dyn TurnParser> {
-        Box::new(OpencodeParser::default())
+    fn parser(&self, spec: &LaneSpec, windows: &ContextWindows) -> Box<dyn TurnParser> {
+        Box::new(OpencodeParser::new(
+            windows.window(CliKind::Opencode, spec.model.as_deref()),
+        ))
     }
 }
 
 /// Parses one turn of `opencode run --format json`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct OpencodeParser {
     tally: Tally,
+    /// The model's context window.
+    window: u64,
 }
 
 impl OpencodeParser {
+    fn new(window: u64) -> Self {
+        Self {
+            tally: Tally::default(),
+            window,
+        }
+    }
+
     fn tool(&mut self, part: &Value) -> Vec<EventKind> {
         let id = str_at(part, &["callID"]);
         let state = at(part, &["state"]).unwrap_or(&Value::Null);
@@ -107,11 +122,13 @@ impl OpencodeParser {
     fn step_finish(&mut self, part: &Value) -> Vec<EventKind> {
         let read = u64_at(part, &["tokens", "cache", "read"]);
         let write = u64_at(part, &["tokens", "cache", "write"]);
+        let input = u64_at(part, &["tokens", "input"]) + read + write;
+        let output = u64_at(part, &["tokens", "output"]) + u64_at(part, &["tokens", "reasoning"]);
         let usage = &mut self.tally.usage;
-        usage.input += u64_at(part, &["tokens", "input"]) + read + write;
-        usage.output +=
-            u64_at(part, &["tokens", "output"]) + u64_at(part, &["tokens", "reasoning"]);
+        usage.input += input;
+        usage.output += output;
         usage.cached += read;
+        self.tally.context(input + output, self.window);
         if let Some(cost) = at(part, &["cost"]).and_then(Value::as_f64) {
             *self.tally.cost_usd.get_or_insert(0.0) += cost;
         }

@@ -5,8 +5,13 @@ use flotilla_actors::lane::events::EventKind;
 use super::super::common::testing::{of, plan, run, spec};
 use super::*;
 
+/// A parser of a lane whose model the table does not know.
+fn parser() -> OpencodeParser {
+    OpencodeParser::new(128_000)
+}
+
 fn parse(fixture: &str, exit: i32) -> (Vec<EventKind>, Outcome) {
-    run(Box::new(OpencodeParser::default()), fixture, Some(exit), "")
+    run(Box::new(parser()), fixture, Some(exit), "")
 }
 
 #[test]
@@ -96,7 +101,7 @@ fn tools_and_usage_over_steps() {
 #[test]
 fn a_refused_tool_is_an_error_result() {
     let line = r#"{"type":"tool_use","sessionID":"s","part":{"type":"tool","tool":"bash","callID":"c","state":{"status":"error","input":{"command":"x"},"error":"The user rejected permission to use this specific tool call."}}}"#;
-    let mut p = OpencodeParser::default();
+    let mut p = parser();
     let events = p.line(line);
     assert!(
         matches!(&events[1], EventKind::ToolResult { is_error: true, output, .. } if output.contains("rejected"))
@@ -128,4 +133,45 @@ fn sigterm_after_an_ignored_sigint() {
     );
     assert!(out.failed);
     assert_eq!(out.error.as_deref(), Some("exited with code 143"));
+}
+
+/// Issue 9: each step is one model request; the context used is the last
+/// step's (input, cache, output, reasoning) over the window, sent mid-turn.
+#[test]
+fn the_context_used_is_the_last_steps_mid_turn() {
+    let step = |input: u64, read: u64, output: u64| {
+        format!(
+            r#"{{"type":"step_finish","sessionID":"s","part":{{"type":"step-finish","tokens":{{"input":{input},"output":{output},"reasoning":5,"cache":{{"write":0,"read":{read}}}}},"cost":0}}}}"#
+        )
+    };
+    let mut p = OpencodeParser::new(1_000);
+    let first = p.line(&step(100, 0, 5));
+    assert!(
+        matches!(first[0], EventKind::Usage { context_window: Some(1_000), context_used_pct: Some(p), .. } if p == 11.0),
+        "{first:?}"
+    );
+    p.line(&step(10, 300, 5));
+    let out = p.finish(Some(0), "");
+    assert_eq!(out.usage.input, 410);
+    assert_eq!(
+        out.context_used_pct,
+        Some(32.0),
+        "the last step, not the sum"
+    );
+    let windows = ContextWindows::new([("fake-model".to_owned(), 32_000)]);
+    let s = spec(
+        CliKind::Opencode,
+        Permissions::Default,
+        Some("fake/fake-model"),
+    );
+    let (_, out) = run(
+        Opencode.parser(&s, &windows),
+        include_str!("testdata/opencode-tool-write.jsonl"),
+        Some(0),
+        "",
+    );
+    assert_eq!(
+        (out.context_window, out.context_used_pct),
+        (Some(32_000), Some(0.05))
+    );
 }

@@ -7,6 +7,10 @@
 //! enabled tool runs unasked, so workspace takes the shell away (pi cannot
 //! sandbox it). In `--mode json` an API error still exits 0: the last
 //! assistant message's `stopReason: "error"` is what says it failed.
+//!
+//! Each assistant `message_end` carries its model request's usage: the
+//! context used is that request's, sent mid-turn; the window is the model
+//! table's (pi's own model config holds one but its output does not).
 
 use flotilla_actors::lane::events::EventKind;
 use flotilla_actors::lane::{CliKind, LaneSpec, Permissions};
@@ -16,7 +20,8 @@ use super::common::{
     Tally, at, bool_at, message, parse, resume_id, stdin_plan, str_at, stray, text_of, tool_call,
     tool_result, u64_at,
 };
-use super::{CliConnector, CommandPlan, Outcome, TurnContext, TurnParser};
+use super::context_windows::ModelWindow;
+use super::{CliConnector, CommandPlan, ContextWindows, Outcome, TurnContext, TurnParser};
 
 /// The tools of `--permissions workspace`: files, no shell.
 const WORKSPACE_TOOLS: &str = "read,edit,write,grep,find,ls";
@@ -62,18 +67,31 @@ impl CliConnector for Pi {
         Ok(plan)
     }
 
-    fn parser(&self, _: &LaneSpec) -> Box<dyn TurnParser> {
-        Box::new(PiParser::default())
+    fn parser(&self, spec: &LaneSpec, windows: &ContextWindows) -> Box<dyn TurnParser> {
+        Box::new(PiParser::new(ModelWindow::new(
+            CliKind::Pi,
+            spec.model.as_deref(),
+            windows,
+        )))
     }
 }
 
 /// Parses one turn of `pi --mode json`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct PiParser {
     tally: Tally,
+    /// The model and its window.
+    window: ModelWindow,
 }
 
 impl PiParser {
+    fn new(window: ModelWindow) -> Self {
+        Self {
+            tally: Tally::default(),
+            window,
+        }
+    }
+
     fn message_end(&mut self, v: &Value) -> Vec<EventKind> {
         let Some(msg) = at(v, &["message"]).filter(|m| str_at(m, &["role"]) == Some("assistant"))
         else {
@@ -119,10 +137,14 @@ impl PiParser {
             return;
         };
         let read = u64_at(u, &["cacheRead"]);
+        let input = u64_at(u, &["input"]) + read + u64_at(u, &["cacheWrite"]);
+        let output = u64_at(u, &["output"]);
         let usage = &mut self.tally.usage;
-        usage.input += u64_at(u, &["input"]) + read + u64_at(u, &["cacheWrite"]);
-        usage.output += u64_at(u, &["output"]);
+        usage.input += input;
+        usage.output += output;
         usage.cached += read;
+        self.window.saw(str_at(msg, &["model"]));
+        self.tally.context(input + output, self.window.tokens());
         if let Some(cost) = at(u, &["cost", "total"]).and_then(Value::as_f64) {
             *self.tally.cost_usd.get_or_insert(0.0) += cost;
         }

@@ -5,8 +5,17 @@ use flotilla_actors::lane::events::EventKind;
 use super::super::common::testing::{of, plan, run, spec};
 use super::*;
 
+/// A parser of a lane with no `--model`, on the built-in model table.
+fn parser() -> PiParser {
+    PiParser::new(ModelWindow::new(
+        CliKind::Pi,
+        None,
+        &ContextWindows::default(),
+    ))
+}
+
 fn parse(fixture: &str, exit: i32) -> (Vec<EventKind>, Outcome) {
-    run(Box::new(PiParser::default()), fixture, Some(exit), "")
+    run(Box::new(parser()), fixture, Some(exit), "")
 }
 
 #[test]
@@ -92,7 +101,7 @@ fn api_errors_exit_0_with_stop_reason_error() {
 
 #[test]
 fn a_retry_that_succeeds_clears_the_error() {
-    let mut p = PiParser::default();
+    let mut p = parser();
     p.line(r#"{"type":"agent_start"}"#);
     p.line(r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"500"}}"#);
     p.line(r#"{"type":"agent_end"}"#);
@@ -111,4 +120,51 @@ fn sigint_has_no_agent_end() {
     let (_, out) = parse(include_str!("testdata/pi-sigint-partial.jsonl"), 130);
     assert!(out.failed);
     assert_eq!(out.error.as_deref(), Some("exited with code 130"));
+}
+
+/// Issue 9: the context used is the last request's (input, cache reads and
+/// writes, output) over the model's window, sent as each request ends.
+#[test]
+fn the_context_used_is_the_last_requests_mid_turn() {
+    let table = ContextWindows::new([("fake-model".to_owned(), 1_000)]);
+    let mut p = PiParser::new(ModelWindow::new(
+        CliKind::Pi,
+        Some("fake/fake-model"),
+        &table,
+    ));
+    let call = |input: u64, read: u64, output: u64| {
+        format!(
+            r#"{{"type":"message_end","message":{{"role":"assistant","model":"fake-model","content":[],"stopReason":"toolUse","usage":{{"input":{input},"output":{output},"cacheRead":{read},"cacheWrite":0}}}}}}"#
+        )
+    };
+    let first = p.line(&call(100, 0, 10));
+    assert!(
+        first.iter().any(|e| matches!(e, EventKind::Usage {
+        context_window: Some(1_000), context_used_pct: Some(p), ..
+    } if *p == 11.0)),
+        "{first:?}"
+    );
+    p.line(&call(20, 280, 20));
+    let out = p.finish(Some(0), "");
+    assert_eq!(out.usage.input, 400, "the turn's usage is the sum");
+    assert_eq!(out.context_window, Some(1_000));
+    assert_eq!(
+        out.context_used_pct,
+        Some(32.0),
+        "the last request, not the sum"
+    );
+}
+
+#[test]
+fn the_window_of_an_unknown_model_is_pis_default() {
+    let (events, out) = parse(include_str!("testdata/pi-text.jsonl"), 0);
+    assert_eq!(out.context_window, Some(128_000));
+    assert_eq!(out.context_used_pct, Some(0.0125));
+    assert!(matches!(
+        of(&events, "usage")[0],
+        EventKind::Usage {
+            context_used_pct: Some(_),
+            ..
+        }
+    ));
 }

@@ -10,8 +10,9 @@
 use flotilla_actors::lane::{CliKind, LaneSpec, Permissions};
 
 use super::common::{resume_id, stdin_plan};
+use super::context_windows::ModelWindow;
 use super::stream_json::{Flavor, StreamJsonParser};
-use super::{CliConnector, CommandPlan, TurnContext, TurnParser};
+use super::{CliConnector, CommandPlan, ContextWindows, TurnContext, TurnParser};
 
 /// The Qwen Code connector.
 #[derive(Debug)]
@@ -52,8 +53,9 @@ impl CliConnector for Qwen {
         Ok(plan)
     }
 
-    fn parser(&self, _: &LaneSpec) -> Box<dyn TurnParser> {
-        Box::new(StreamJsonParser::new(Flavor::Qwen))
+    fn parser(&self, spec: &LaneSpec, windows: &ContextWindows) -> Box<dyn TurnParser> {
+        let window = ModelWindow::new(CliKind::Qwen, spec.model.as_deref(), windows);
+        Box::new(StreamJsonParser::new(Flavor::Qwen, window))
     }
 }
 
@@ -67,7 +69,12 @@ mod tests {
 
     fn parse(fixture: &str, exit: i32) -> (Vec<EventKind>, Outcome) {
         let s = spec(CliKind::Qwen, Permissions::Default, None);
-        run(Qwen.parser(&s), fixture, Some(exit), "")
+        run(
+            Qwen.parser(&s, &ContextWindows::default()),
+            fixture,
+            Some(exit),
+            "",
+        )
     }
 
     #[test]
@@ -108,7 +115,7 @@ mod tests {
         assert!(!out.failed);
         assert_eq!(out.result.as_deref(), Some("hello from fake"));
         assert_eq!((out.usage.input, out.usage.output), (11, 5));
-        assert_eq!((out.cost_usd, out.context_window), (None, None));
+        assert_eq!(out.cost_usd, None);
         assert_eq!(of(&events, "message").len(), 1);
         let (_, again) = parse(include_str!("testdata/qwen-resume.jsonl"), 0);
         assert_eq!(
@@ -164,6 +171,41 @@ mod tests {
             if output.contains("Exit Code: 0"))
         );
         assert_eq!(out.usage.input, 22);
+    }
+
+    /// Issue 9: the context used is the last model call's (Qwen's input
+    /// holds the cached tokens) over the model table's window, sent as each
+    /// call's message comes.
+    #[test]
+    fn the_context_used_is_the_last_calls_mid_turn() {
+        let table = ContextWindows::new([("fake-model".to_owned(), 1_000)]);
+        let s = spec(CliKind::Qwen, Permissions::Default, None);
+        let mut p = Qwen.parser(&s, &table);
+        p.line(r#"{"type":"system","subtype":"init","session_id":"q","model":"fake-model"}"#);
+        let call = |id: &str, input: u64, output: u64| {
+            format!(
+                r#"{{"type":"assistant","session_id":"q","message":{{"id":"{id}","model":"fake-model","content":[],"usage":{{"input_tokens":{input},"output_tokens":{output},"cache_read_input_tokens":50}}}}}}"#
+            )
+        };
+        let first = p.line(&call("m1", 100, 10));
+        assert!(
+            matches!(first[0], EventKind::Usage { context_window: Some(1_000), context_used_pct: Some(p), .. } if p == 11.0),
+            "{first:?}"
+        );
+        p.line(&call("m2", 300, 20));
+        p.line(r#"{"type":"result","subtype":"success","session_id":"q","result":"ok","usage":{"input_tokens":400,"output_tokens":30}}"#);
+        let out = p.finish(Some(0), "");
+        assert_eq!(
+            out.context_used_pct,
+            Some(32.0),
+            "the last call, not the sum"
+        );
+        let (_, out) = parse(include_str!("testdata/qwen-text.jsonl"), 0);
+        assert_eq!(
+            (out.context_window, out.context_used_pct),
+            (Some(131_072), Some(0.0122)),
+            "an unknown model has qwen's default window"
+        );
     }
 
     #[test]

@@ -13,9 +13,9 @@ use flotilla_actors::lane::events::EventKind;
 use serde_json::Value;
 
 use super::common::{
-    Tally, at, bool_at, message, parse, percent, str_at, stray, text_of, tool_call, tool_result,
-    u64_at,
+    Tally, at, bool_at, message, parse, str_at, stray, text_of, tool_call, tool_result, u64_at,
 };
+use super::context_windows::ModelWindow;
 use super::{Outcome, TurnParser};
 
 /// Which CLI prints the stream.
@@ -25,7 +25,8 @@ pub(super) enum Flavor {
     /// `result.is_error`; cost and the context window are in `result`.
     Claude,
     /// Qwen Code: an API error is a *successful* result whose text starts
-    /// with `[API Error:`; no cost, no context window.
+    /// with `[API Error:`; no cost; the context window is the model
+    /// table's.
     Qwen,
 }
 
@@ -48,11 +49,14 @@ pub(super) struct StreamJsonParser {
     /// resume, so its turn usage is their sum; for both CLIs the sum is
     /// the usage of a turn that ended without a result (stopped, lost).
     calls: HashMap<String, Usage>,
+    /// The model and its window from the model table: Qwen's output tells
+    /// no window, Claude's only in its result.
+    window: ModelWindow,
 }
 
 impl StreamJsonParser {
-    /// A parser for `flavor`.
-    pub(super) fn new(flavor: Flavor) -> Self {
+    /// A parser for `flavor`, with its lane's model and the model table.
+    pub(super) fn new(flavor: Flavor, window: ModelWindow) -> Self {
         Self {
             flavor,
             tally: Tally::default(),
@@ -60,10 +64,12 @@ impl StreamJsonParser {
             last_call_tokens: 0,
             vague_error: false,
             calls: HashMap::new(),
+            window,
         }
     }
 
     fn system(&mut self, v: &Value) -> Vec<EventKind> {
+        self.window.saw(str_at(v, &["model"]));
         if str_at(v, &["subtype"]) != Some("api_retry") {
             return Vec::new();
         }
@@ -182,6 +188,9 @@ impl StreamJsonParser {
             cached: read,
         };
         self.last_call_tokens = call.input + call.output;
+        self.window.saw(str_at(msg, &["model"]));
+        self.tally
+            .context(self.last_call_tokens, self.window.tokens());
         if self.calls.insert(id, call) == Some(call) {
             return false;
         }
@@ -209,12 +218,17 @@ impl StreamJsonParser {
             },
         };
         self.tally.cost_usd = at(v, &["total_cost_usd"]).and_then(Value::as_f64);
-        let window = at(v, &["modelUsage"])
+        if self.calls.is_empty() {
+            // No model call reported its own usage: the result's.
+            self.last_call_tokens = self.tally.usage.input + self.tally.usage.output;
+        }
+        // Claude tells the window in its result; else the model table's.
+        let told = at(v, &["modelUsage"])
             .and_then(Value::as_object)
             .and_then(|m| m.values().map(|u| u64_at(u, &["contextWindow"])).max())
             .filter(|w| *w > 0);
-        self.tally.context_window = window;
-        self.tally.context_used_pct = percent(self.last_call_tokens, window);
+        let window = told.unwrap_or_else(|| self.window.tokens());
+        self.tally.context(self.last_call_tokens, window);
     }
 
     fn is_qwen_error(&self, text: &str) -> bool {
