@@ -108,56 +108,7 @@ impl RoomPlan {
         let mut windows: Vec<&str> = Vec::new();
         for (i, pane) in self.panes.iter().enumerate() {
             let w = self.window(&pane.window);
-            let in_window = self.panes[..i]
-                .iter()
-                .filter(|p| p.window == pane.window)
-                .count();
-            let column = self.column_size(&pane.window);
-            let make = match (i, in_window) {
-                (0, _) => words(&[
-                    "new-session",
-                    "-d",
-                    "-s",
-                    &self.session,
-                    "-n",
-                    &pane.window,
-                    "-x",
-                    "200",
-                    "-y",
-                    "50",
-                ]),
-                (_, 0) => words(&[
-                    "new-window",
-                    "-d",
-                    "-t",
-                    &format!("={}:", self.session),
-                    "-n",
-                    &pane.window,
-                ]),
-                // The decisions: below the supervisor.
-                (1, _) => words(&["split-window", "-v", "-l", "40%", "-t", &top_left(&w)]),
-                // The first worker: the right-hand column.
-                (2, _) => words(&["split-window", "-f", "-h", "-l", "50%", "-t", &top_left(&w)]),
-                _ => {
-                    // The k-th of the column's n panes takes its share of the
-                    // one above it, so all end the same height.
-                    let k = if pane.window == CONTROL_WINDOW {
-                        in_window - 1
-                    } else {
-                        in_window + 1
-                    };
-                    let share = 100 * (column - k + 1) / (column - k + 2);
-                    words(&[
-                        "split-window",
-                        "-v",
-                        "-l",
-                        &format!("{share}%"),
-                        "-t",
-                        &format!("{w}.{{bottom-right}}"),
-                    ])
-                }
-            };
-            let mut make = make;
+            let mut make = self.make_pane(i);
             make.push(pane.command.clone());
             commands.push(make);
             if !windows.contains(&pane.window.as_str()) {
@@ -176,27 +127,60 @@ impl RoomPlan {
         }
         for window in &windows {
             let w = self.window(window);
-            commands.push(words(&[
-                "set-option",
-                "-w",
-                "-t",
-                &w,
-                "pane-border-status",
-                "top",
-            ]));
-            commands.push(words(&[
-                "set-option",
-                "-w",
-                "-t",
-                &w,
-                "pane-border-format",
-                " #{pane_title} ",
-            ]));
+            let option =
+                |name: &str, value: &str| words(&["set-option", "-w", "-t", &w, name, value]);
+            commands.push(option("pane-border-status", "top"));
+            commands.push(option("pane-border-format", " #{pane_title} "));
         }
         let control = self.window(CONTROL_WINDOW);
         commands.push(words(&["select-pane", "-t", &top_left(&control)]));
         commands.push(words(&["select-window", "-t", &control]));
         commands.join(&";".to_owned())
+    }
+
+    /// The tmux command (without the pane's own command) that makes the
+    /// `i`-th pane.
+    fn make_pane(&self, i: usize) -> Vec<String> {
+        let pane = &self.panes[i];
+        let w = self.window(&pane.window);
+        let in_window = self.panes[..i]
+            .iter()
+            .filter(|p| p.window == pane.window)
+            .count();
+        match (i, in_window) {
+            (0, _) => words(&[
+                "new-session",
+                "-d",
+                "-s",
+                &self.session,
+                "-n",
+                &pane.window,
+                "-x",
+                "200",
+                "-y",
+                "50",
+            ]),
+            (_, 0) => {
+                let session = format!("={}:", self.session);
+                words(&["new-window", "-d", "-t", &session, "-n", &pane.window])
+            }
+            // The decisions: below the supervisor.
+            (1, _) => words(&["split-window", "-v", "-l", "40%", "-t", &top_left(&w)]),
+            // The first worker: the right-hand column, full height.
+            (2, _) => words(&["split-window", "-f", "-h", "-l", "50%", "-t", &top_left(&w)]),
+            _ => {
+                // The k-th of the column's n panes takes its share of the
+                // one above it, so all end the same height.
+                let k = match pane.window == CONTROL_WINDOW {
+                    true => in_window - 1,
+                    false => in_window + 1,
+                };
+                let n = self.column_size(&pane.window);
+                let share = format!("{}%", 100 * (n - k + 1) / (n - k + 2));
+                let below = format!("{w}.{{bottom-right}}");
+                words(&["split-window", "-v", "-l", &share, "-t", &below])
+            }
+        }
     }
 
     /// How many panes the worker column of `window` holds.

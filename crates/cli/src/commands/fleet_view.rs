@@ -1,6 +1,7 @@
 //! How fleets look on a terminal: `fleet status` (and the replies of
 //! start, task, pause, resume and stop), `fleet list`, `fleet history`,
-//! `fleet pairs` and `fleet request` (`fleet watch` is `fleet_watch`'s). JSON output prints the daemon's replies as they are.
+//! `fleet pairs` and `fleet request` (`fleet watch` is `fleet_watch`'s).
+//! JSON output prints the daemon's replies as they are.
 
 use anyhow::Result;
 use flotilla_actors::fleet::pairs::PAIRS;
