@@ -1,7 +1,8 @@
 //! `flotilla fleet watch` (issue 9): the control room, a real tmux session
 //! on a private server, made by `--no-attach` for a real daemon's exec
-//! fleet, its panes following the members live; and the plain follow,
-//! which interleaves the members' events with the daemon's decisions.
+//! fleet, its panes following the members live, and attached from a real
+//! terminal (a pane of another tmux server); and the plain follow, which
+//! interleaves the members' events with the daemon's decisions.
 
 use std::time::Duration;
 
@@ -215,5 +216,49 @@ fn without_tmux_the_control_room_is_refused_with_what_to_do() {
     assert!(
         err.contains("tmux is not installed") && err.contains("--plain"),
         "{err}"
+    );
+}
+
+#[test]
+fn in_a_terminal_fleet_watch_attaches_to_the_control_room_and_exits_with_tmux() {
+    let mut home = TestHome::new();
+    home.spawn_daemon("h");
+    let dir = start_fleet(&home);
+    let inner = PrivateTmux::new(home.path());
+    let outer = PrivateTmux::new(&home.path().join("o"));
+    // A real terminal: a pane of another tmux server, outside it (no TMUX).
+    let watch = format!(
+        "env -u TMUX TMUX_TMPDIR={} {} --home {} fleet watch rep; echo EXITED $?; sleep 60",
+        inner.dir().display(),
+        flotilla_tests::flotilla_bin().display(),
+        home.path().display()
+    );
+    outer.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "o",
+        "-x",
+        "160",
+        "-y",
+        "40",
+        &watch,
+    ]);
+    let screen = || outer.run(&["capture-pane", "-p", "-J", "-t", "o"]);
+    wait_until(
+        "the terminal shows the control room",
+        Duration::from_secs(30),
+        || {
+            let s = screen();
+            s.contains("supervisor") && s.contains("decisions") && s.contains("worker-2")
+        },
+    );
+    let clients = inner.run(&["list-clients", "-F", "#{client_session}"]);
+    assert_eq!(clients.trim(), "flotilla-fleet-rep", "{clients}");
+    inner.run(&["detach-client", "-s", "flotilla-fleet-rep"]);
+    wait_until(
+        "fleet watch exits with tmux's 0",
+        Duration::from_secs(30),
+        || screen().contains("EXITED 0"),
     );
 }
