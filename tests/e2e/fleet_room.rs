@@ -261,4 +261,5 @@ fn in_a_terminal_fleet_watch_attaches_to_the_control_room_and_exits_with_tmux() 
         Duration::from_secs(30),
         || screen().contains("EXITED 0"),
     );
+    std::fs::write(dir.join("go"), "").expect("go");
 }
