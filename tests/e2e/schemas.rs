@@ -233,6 +233,7 @@ fn fleet_shapes(s: &mut ShippedSchemas, home: &TestHome, dir: &str) {
     s.run(home, &["fleet", "list"]);
     s.run(home, &["fleet", "history", "sch"]);
     assert!(s.run_lines(home, &["fleet", "watch", "sch"]) >= 2);
+    fleet_room_shape(s, home);
     s.run(home, &["fleet", "pairs"]);
     let request = home.path().join("request.json");
     std::fs::write(&request, r#"{"to": "worker-1", "body": {}}"#).expect("request");
@@ -245,6 +246,24 @@ fn fleet_shapes(s: &mut ShippedSchemas, home: &TestHome, dir: &str) {
     s.run(home, &["fleet", "stop", "sch"]);
     s.run(home, &["fleet", "rm", "sch"]);
     s.run(home, &["fleet", "status", "no-such-fleet"]);
+}
+
+/// `fleet watch --no-attach`: the control room, on a private tmux server.
+fn fleet_room_shape(s: &mut ShippedSchemas, home: &TestHome) {
+    let tmux = flotilla_tests::session::PrivateTmux::new(home.path());
+    let command = "flotilla --json fleet watch sch --no-attach";
+    let out = tmux
+        .apply(&mut home.command(&["--json", "fleet", "watch", "sch", "--no-attach"]))
+        .stdin(Stdio::null())
+        .output()
+        .expect("fleet watch");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "`{command}` printed no JSON document ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    s.check(command, &doc);
 }
 
 /// `lane run --json` detached by one Ctrl-C (SIGINT, as a terminal sends).

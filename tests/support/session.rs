@@ -143,3 +143,53 @@ pub fn session_command(
     command.extend(args.iter().map(|a| (*a).to_owned()));
     command
 }
+
+/// A tmux server that tmux itself places, for a command under test that
+/// runs `tmux` on its own: every command given [`Self::apply`] finds its
+/// sockets under this directory (`TMUX_TMPDIR`, never the user's server,
+/// `TMUX` unset), and the server is killed when this is dropped, also
+/// when a test fails.
+#[derive(Debug)]
+pub struct PrivateTmux {
+    dir: PathBuf,
+}
+
+impl PrivateTmux {
+    /// The server's directory: `dir/tmux` (kept short: a socket's path
+    /// is limited to about 100 bytes).
+    pub fn new(dir: &Path) -> Self {
+        let dir = dir.join("tmux");
+        std::fs::create_dir_all(&dir).expect("the tmux directory");
+        Self { dir }
+    }
+
+    /// Points `command`'s tmux at this server.
+    pub fn apply<'a>(&self, command: &'a mut Command) -> &'a mut Command {
+        command.env("TMUX_TMPDIR", &self.dir).env_remove("TMUX")
+    }
+
+    /// The directory the sockets are under.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Runs `tmux ARGS` on this server; its stdout (empty when it fails).
+    pub fn run(&self, args: &[&str]) -> String {
+        let out = self
+            .apply(&mut Command::new("tmux"))
+            .args(args)
+            .output()
+            .expect("tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for PrivateTmux {
+    fn drop(&mut self) {
+        let _ = self
+            .apply(&mut Command::new("tmux"))
+            .arg("kill-server")
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}

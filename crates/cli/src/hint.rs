@@ -32,7 +32,7 @@ pub(crate) fn paste(text: &str) -> String {
 }
 
 /// A shell word: as is when it is plain, else in single quotes.
-fn quoted(word: &str) -> String {
+pub(crate) fn quoted(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .chars()

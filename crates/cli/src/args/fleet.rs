@@ -41,8 +41,20 @@ Examples:
     Status(FleetNameArg),
     /// Every fleet of this host.
     List,
-    /// Follow a fleet's decisions as they happen (until its task ends).
-    Watch(FleetNameArg),
+    /// Watch a fleet: in a terminal with tmux, a control room (a tmux
+    /// session: the supervisor, the decisions, one pane per worker);
+    /// otherwise a plain follow of the members' events and the daemon's
+    /// decisions, interleaved, until the task ends.
+    #[command(
+        after_help = "Exit: plain follow: 0 the task completed, 1 it ended otherwise (blocked, stopped, no task); control room: tmux's exit; --no-attach: 0 the session exists, 1 tmux failed; 2 a bad name or flag, 4 no such fleet.
+
+Examples:
+  flotilla fleet watch report                  # the control room (tmux), or the plain follow
+  flotilla fleet watch report --plain          # the plain follow, even in a terminal with tmux
+  flotilla fleet watch report --no-attach      # make the tmux session, print how to attach
+  flotilla fleet watch report --only worker-1  # one member's events (what a pane runs)"
+    )]
+    Watch(FleetWatchArgs),
     /// Hold every further dispatch (running turns finish).
     Pause(FleetNameArg),
     /// Dispatch again, optionally under a new budget card.
@@ -84,6 +96,23 @@ pub(crate) struct FleetRequestCli {
 pub(crate) struct FleetNameArg {
     /// The fleet's name.
     pub(crate) name: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct FleetWatchArgs {
+    /// The fleet's name.
+    pub(crate) name: String,
+    /// The plain follow, even in a terminal with tmux.
+    #[arg(long, conflicts_with = "no_attach")]
+    pub(crate) plain: bool,
+    /// Make the control room's tmux session (or find it) and print how to
+    /// attach, without attaching.
+    #[arg(long)]
+    pub(crate) no_attach: bool,
+    /// Follow only `decisions` (the daemon's) or one member's events
+    /// (`supervisor`, `worker-1`, ...); implies --plain.
+    #[arg(long, value_name = "WHAT", conflicts_with = "no_attach")]
+    pub(crate) only: Option<String>,
 }
 
 #[derive(Debug, Args)]

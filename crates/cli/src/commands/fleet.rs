@@ -48,7 +48,7 @@ pub(crate) async fn run(env: &Env, command: FleetCommand) -> Result<u8> {
             Ok(OK)
         }
         FleetCommand::List => super::fleet_view::list(env).await,
-        FleetCommand::Watch(a) => super::fleet_view::watch(env, check_name(&a.name)?).await,
+        FleetCommand::Watch(a) => super::fleet_watch::watch(env, a).await,
         FleetCommand::Pause(a) => {
             let op = FleetPauseArgs {
                 name: check_name(&a.name)?,

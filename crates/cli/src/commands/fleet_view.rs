@@ -1,26 +1,20 @@
 //! How fleets look on a terminal: `fleet status` (and the replies of
 //! start, task, pause, resume and stop), `fleet list`, `fleet history`,
-//! `fleet watch` (the decisions as they come, until the task ends) and
-//! `fleet pairs`. JSON output prints the daemon's replies as they are.
-
-use std::time::Duration;
+//! `fleet pairs` and `fleet request` (`fleet watch` is `fleet_watch`'s).
+//! JSON output prints the daemon's replies as they are.
 
 use anyhow::Result;
 use flotilla_actors::fleet::pairs::PAIRS;
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::PeerName;
 use flotilla_actors::protocol::{
-    Empty, FleetHistoryArgs, FleetRequestArgs, FleetState, FleetStatusArgs, FleetView,
-    ServiceRequest,
+    Empty, FleetHistoryArgs, FleetRequestArgs, FleetView, ServiceRequest,
 };
 
 use super::Env;
 use crate::exit::{FAILED, OK};
 use crate::output::{self, out, outln};
 use crate::table;
-
-/// How often `fleet watch` asks again.
-const WATCH_EVERY: Duration = Duration::from_millis(500);
 
 fn or_dash<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_owned(), |v| v.to_string())
@@ -136,33 +130,6 @@ pub(crate) async fn history(env: &Env, name: PeerName) -> Result<u8> {
         }
     }
     Ok(OK)
-}
-
-/// `fleet watch`: every decision as it comes, until the task is no longer
-/// running (exit 0 completed, 1 anything else).
-pub(crate) async fn watch(env: &Env, name: PeerName) -> Result<u8> {
-    let mut client = env.client().await?;
-    let mut shown = 0usize;
-    loop {
-        let reply = client
-            .call(&FleetHistoryArgs { name: name.clone() })
-            .await?;
-        for d in reply.decisions.iter().skip(shown) {
-            if env.json {
-                output::json_line_as("flotilla.fleet-decision.v1", d)?;
-            } else {
-                outln!("{}  {}", Timestamp(d.at_ms), d.text)?;
-            }
-        }
-        shown = reply.decisions.len();
-        let view = client.call(&FleetStatusArgs { name: name.clone() }).await?;
-        match view.state {
-            FleetState::Running | FleetState::Paused => {}
-            FleetState::Completed => return Ok(OK),
-            _ => return Ok(FAILED),
-        }
-        tokio::time::sleep(WATCH_EVERY).await;
-    }
 }
 
 /// `fleet request`: prints the checked reply (exit 0) or the faults of the

@@ -89,6 +89,10 @@ pub(crate) fn catalog() -> Vec<Shape> {
             derived::<flotilla_actors::fleet::run::Decision>(),
         ),
         (
+            "flotilla.fleet-room.v1",
+            derived::<crate::commands::RoomReply>(),
+        ),
+        (
             "flotilla.fleet-pairs.v1",
             derived::<crate::commands::PairsReply>(),
         ),

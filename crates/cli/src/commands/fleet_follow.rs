@@ -1,0 +1,166 @@
+//! The plain follow of `flotilla fleet watch`: the daemon's decisions and
+//! the members' live lane events, interleaved as they come (each line
+//! prefixed by who it is from), or only one of them (`--only`, what a
+//! control-room pane runs), until the fleet's task is no longer running.
+//! It only reads (fleet status, history, lane events); the tmux control
+//! room is `fleet_watch`'s.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use anyhow::Result;
+use flotilla_actors::lane::events::LaneEvent;
+use flotilla_actors::model::Timestamp;
+use flotilla_actors::names::PeerName;
+use flotilla_actors::protocol::{
+    ErrorCode, FleetHistoryArgs, FleetState, FleetStatusArgs, FleetView, LaneEventsArgs,
+};
+use flotilla_host::client::{ClientError, ControlClient};
+
+use super::Env;
+use super::fleet_room::DECISIONS;
+use crate::exit::{CliError, FAILED, OK};
+use crate::output::{self, outln};
+
+/// How often the follow asks again.
+const EVERY: Duration = Duration::from_millis(500);
+
+/// What a follow shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Only {
+    /// The decisions and every member's events.
+    All,
+    /// The daemon's decisions.
+    Decisions,
+    /// One member's events, by role.
+    Member(String),
+}
+
+impl Only {
+    /// `--only WHAT`: `decisions` or a role.
+    pub(crate) fn parse(what: Option<&str>) -> Self {
+        match what {
+            None => Self::All,
+            Some(DECISIONS) => Self::Decisions,
+            Some(role) => Self::Member(role.to_owned()),
+        }
+    }
+
+    fn decisions(&self) -> bool {
+        matches!(self, Self::All | Self::Decisions)
+    }
+
+    fn member(&self, role: &str) -> bool {
+        match self {
+            Self::All => true,
+            Self::Decisions => false,
+            Self::Member(r) => r == role,
+        }
+    }
+}
+
+/// Follows fleet `name` until its task is no longer running (exit 0
+/// completed, 1 anything else). With `--json`, the decisions only, as
+/// `flotilla.fleet-decision.v1` lines.
+pub(crate) async fn follow(env: &Env, name: PeerName, only: Only) -> Result<u8> {
+    let mut client = env.client().await?;
+    let mut shown = 0usize;
+    let mut seen: BTreeMap<String, u64> = BTreeMap::new();
+    let mut checked = false;
+    loop {
+        // The state first: what is printed below is then all there was
+        // when the task ended.
+        let view = client.call(&FleetStatusArgs { name: name.clone() }).await?;
+        if !checked {
+            check_role(&view, &only)?;
+            checked = true;
+        }
+        // One poll's lines, from every source, in the order they happened.
+        let mut lines: Vec<(u64, String)> = Vec::new();
+        if only.decisions() {
+            let reply = client
+                .call(&FleetHistoryArgs { name: name.clone() })
+                .await?;
+            for d in reply.decisions.iter().skip(shown) {
+                if env.json {
+                    output::json_line_as("flotilla.fleet-decision.v1", d)?;
+                    continue;
+                }
+                let line = format!("{}  {}", Timestamp(d.at_ms), d.text);
+                lines.push((d.at_ms, prefixed(&only, "fleet", line)));
+            }
+            shown = reply.decisions.len();
+        }
+        if !env.json {
+            for m in view.members.iter().filter(|m| only.member(&m.role)) {
+                let after = seen.entry(m.role.clone()).or_default();
+                let events = member_events(&mut client, &m.lane, after).await?;
+                lines.extend(
+                    events
+                        .iter()
+                        .map(|e| (e.at.0, prefixed(&only, &m.role, output::event_line(e)))),
+                );
+            }
+        }
+        lines.sort_by_key(|(at, _)| *at);
+        for (_, line) in lines {
+            outln!("{line}")?;
+        }
+        match view.state {
+            FleetState::Running | FleetState::Paused => {}
+            FleetState::Completed => return Ok(OK),
+            _ => return Ok(FAILED),
+        }
+        tokio::time::sleep(EVERY).await;
+    }
+}
+
+/// A role the fleet does not have is refused (exit 2), naming the roles.
+fn check_role(view: &FleetView, only: &Only) -> Result<()> {
+    let Only::Member(role) = only else {
+        return Ok(());
+    };
+    if view.members.iter().any(|m| &m.role == role) {
+        return Ok(());
+    }
+    let roles: Vec<&str> = view.members.iter().map(|m| m.role.as_str()).collect();
+    Err(CliError::usage(
+        format!("fleet {} has no member {role:?}", view.name),
+        format!(
+            "give --only {DECISIONS} or one of its roles: {}",
+            roles.join(", ")
+        ),
+    ))
+}
+
+/// `line` from `who`, prefixed with it when sources are interleaved.
+fn prefixed(only: &Only, who: &str, line: String) -> String {
+    match only {
+        Only::All => format!("{who:<12} {line}"),
+        _ => line,
+    }
+}
+
+/// A member's events after `after` (moved on); a lane not made yet
+/// (before the member's first turn) has none.
+async fn member_events(
+    client: &mut ControlClient,
+    lane: &str,
+    after: &mut u64,
+) -> Result<Vec<LaneEvent>> {
+    let op = LaneEventsArgs {
+        name: PeerName::new(lane)?,
+        after: *after,
+        wait_ms: 0,
+        limit: None,
+    };
+    let reply = match client.call(&op).await {
+        Ok(reply) => reply,
+        Err(ClientError::Refused(e)) if e.code == ErrorCode::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(last) = reply.events.last() {
+        *after = last.seq;
+    }
+    Ok(reply.events)
+}
