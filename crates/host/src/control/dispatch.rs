@@ -140,6 +140,21 @@ pub(crate) async fn dispatch(
             let lane = lanes::lane(ctx, &a.name).await?;
             ok(crate::lanes::call(&lane, crate::lanes::LaneMsg::Interrupt).await?)
         }
+        Request::LaneAttach(a) => {
+            let lane = lanes::lane(ctx, &a.name).await?;
+            let msg = |r| crate::lanes::LaneMsg::Attach(Box::new(a), r);
+            ok(crate::lanes::call(&lane, msg).await?)
+        }
+        Request::LaneRelease(a) => {
+            let lane = lanes::lane(ctx, &a.name).await?;
+            let (pid, pid_start) = (a.pid, a.pid_start);
+            let msg = |reply| crate::lanes::LaneMsg::Release {
+                pid,
+                pid_start,
+                reply,
+            };
+            ok(crate::lanes::call(&lane, msg).await?)
+        }
         Request::LaneArchive(a) => {
             let lane = lanes::lane(ctx, &a.name).await?;
             ok(crate::lanes::call(&lane, crate::lanes::LaneMsg::Archive).await?)
