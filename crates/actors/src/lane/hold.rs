@@ -4,8 +4,9 @@
 //! keeps the hold on disk beside the lane's files.
 //!
 //! The rules:
-//! - Only a lane whose CLI can resume a native session can be held, and
-//!   only by one holder at a time.
+//! - Only a lane whose CLI has an interactive session that resumes a
+//!   native one can be held ([`steps_in`]: not exec, not grok), and only by
+//!   one holder at a time.
 //! - While held, no turn starts. The first turn asked for (`lane resume`,
 //!   a fleet's dispatch) waits with its number reserved and starts when the
 //!   hold ends; a second one is refused as busy. Messages to a persistent
@@ -16,7 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{LaneError, LanePhase, LaneRecord};
+use super::{CliKind, LaneError, LanePhase, LaneRecord};
 use crate::model::Timestamp;
 
 /// Who holds a lane.
@@ -58,7 +59,7 @@ pub struct LaneHold {
 pub enum HoldError {
     /// The lane's CLI cannot resume a native session.
     #[error(
-        "lane {lane} runs {cli}, which has no native session to resume; attach works on lanes of CLIs with resume"
+        "lane {lane} runs {cli}, which has no interactive session that resumes a native one; attach works on claude, codex, gemini, qwen, pi and opencode lanes"
     )]
     NoResume {
         /// The lane.
@@ -70,7 +71,7 @@ pub enum HoldError {
     #[error("lane {0} has no native session yet (no turn has recorded one); run a turn first")]
     NoSession(String),
     /// Someone else holds it.
-    #[error("lane {lane} is held by {holder} since {since}; wait for that attach to end")]
+    #[error("lane {lane} is held by {holder}; wait for that attach to end")]
     Held {
         /// The lane.
         lane: String,
@@ -84,6 +85,12 @@ pub enum HoldError {
     NotHolder(String),
 }
 
+/// Whether a person can step into a lane of `cli`: its interactive CLI
+/// resumes the native session the lane's turns keep.
+pub fn steps_in(cli: CliKind) -> bool {
+    !matches!(cli, CliKind::Exec | CliKind::Grok)
+}
+
 impl LaneHold {
     /// `holder` takes `lane` at `now`; refused when its CLI cannot resume,
     /// when someone holds it already, or when it is idle with no native
@@ -91,12 +98,11 @@ impl LaneHold {
     pub fn claim(
         current: Option<&LaneHold>,
         lane: &LaneRecord,
-        supports_resume: bool,
         holder: Holder,
         now: Timestamp,
     ) -> Result<LaneHold, HoldError> {
         let name = lane.spec.name.to_string();
-        if !supports_resume {
+        if !steps_in(lane.spec.cli) {
             return Err(HoldError::NoResume {
                 lane: name,
                 cli: lane.spec.cli.to_string(),

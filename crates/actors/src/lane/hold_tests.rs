@@ -62,7 +62,7 @@ fn idle_with_session() -> LaneRecord {
 #[test]
 fn an_idle_lane_with_a_session_is_held_and_ready() {
     let l = idle_with_session();
-    let hold = LaneHold::claim(None, &l, true, person(1), Timestamp(9)).expect("held");
+    let hold = LaneHold::claim(None, &l, person(1), Timestamp(9)).expect("held");
     assert_eq!((hold.since, hold.waiting.clone()), (Timestamp(9), None));
     assert_eq!(LaneHold::ready(&l), Some(Ok("s1")));
 }
@@ -70,8 +70,8 @@ fn an_idle_lane_with_a_session_is_held_and_ready() {
 #[test]
 fn a_second_holder_is_refused_with_the_first_named() {
     let l = idle_with_session();
-    let first = LaneHold::claim(None, &l, true, person(1), Timestamp(9)).expect("held");
-    let err = LaneHold::claim(Some(&first), &l, true, person(2), Timestamp(10)).unwrap_err();
+    let first = LaneHold::claim(None, &l, person(1), Timestamp(9)).expect("held");
+    let err = LaneHold::claim(Some(&first), &l, person(2), Timestamp(10)).unwrap_err();
     assert_eq!(
         err,
         HoldError::Held {
@@ -86,16 +86,21 @@ fn a_second_holder_is_refused_with_the_first_named() {
 #[test]
 fn a_cli_without_resume_or_a_lane_without_a_session_is_refused() {
     let l = idle_with_session();
-    let err = LaneHold::claim(None, &l, false, person(1), Timestamp(9)).unwrap_err();
-    assert!(matches!(err, HoldError::NoResume { .. }), "{err}");
+    for cli in [CliKind::Exec, CliKind::Grok] {
+        let mut other = l.clone();
+        other.spec.cli = cli;
+        let err = LaneHold::claim(None, &other, person(1), Timestamp(9)).unwrap_err();
+        assert!(matches!(err, HoldError::NoResume { .. }), "{err}");
+    }
+    assert!(steps_in(CliKind::Codex) && steps_in(CliKind::Opencode));
     let fresh = lane();
-    let err = LaneHold::claim(None, &fresh, true, person(1), Timestamp(9)).unwrap_err();
+    let err = LaneHold::claim(None, &fresh, person(1), Timestamp(9)).unwrap_err();
     assert_eq!(err, HoldError::NoSession("w".into()));
     // A session the CLI said is gone is no session to step into.
     let mut gone = idle_with_session();
     gone.begin_turn(true, Timestamp(10)).expect("turn");
     ended(&mut gone, None, Some(ErrorClass::SessionNotFound));
-    let err = LaneHold::claim(None, &gone, true, person(1), Timestamp(11)).unwrap_err();
+    let err = LaneHold::claim(None, &gone, person(1), Timestamp(11)).unwrap_err();
     assert_eq!(err, HoldError::NoSession("w".into()));
 }
 
@@ -103,7 +108,7 @@ fn a_cli_without_resume_or_a_lane_without_a_session_is_refused() {
 fn a_running_lane_is_held_at_once_and_ready_when_its_turn_ends() {
     let mut l = lane();
     l.begin_turn(false, Timestamp(1)).expect("turn");
-    let hold = LaneHold::claim(None, &l, true, person(1), Timestamp(2)).expect("held");
+    let hold = LaneHold::claim(None, &l, person(1), Timestamp(2)).expect("held");
     assert_eq!(LaneHold::ready(&l), None, "waits for the turn");
     assert!(hold.waiting.is_none());
     ended(&mut l, Some("s9"), None);
@@ -121,7 +126,7 @@ fn a_running_lane_is_held_at_once_and_ready_when_its_turn_ends() {
 #[test]
 fn one_turn_waits_for_the_release_with_its_number_reserved() {
     let l = idle_with_session();
-    let mut hold = LaneHold::claim(None, &l, true, person(1), Timestamp(9)).expect("held");
+    let mut hold = LaneHold::claim(None, &l, person(1), Timestamp(9)).expect("held");
     assert_eq!(hold.ask_turn(&l, "next".into(), true), Ok(2));
     assert_eq!(
         hold.waiting,
@@ -144,7 +149,7 @@ fn a_waiting_turn_obeys_the_lanes_own_rules() {
     let mut l = lane();
     l.begin_turn(false, Timestamp(1)).expect("turn");
     ended(&mut l, Some("s1"), None);
-    let mut hold = LaneHold::claim(None, &l, true, person(1), Timestamp(9)).expect("held");
+    let mut hold = LaneHold::claim(None, &l, person(1), Timestamp(9)).expect("held");
     assert_eq!(
         hold.ask_turn(&l, "next".into(), true),
         Err(LaneError::Uncollected("w".into())),
@@ -156,7 +161,7 @@ fn a_waiting_turn_obeys_the_lanes_own_rules() {
 #[test]
 fn the_holder_is_recognised_by_pid_and_start_time() {
     let l = idle_with_session();
-    let hold = LaneHold::claim(None, &l, true, person(1), Timestamp(9)).expect("held");
+    let hold = LaneHold::claim(None, &l, person(1), Timestamp(9)).expect("held");
     assert!(hold.held_by(1, Some(7)));
     assert!(hold.held_by(1, None));
     assert!(!hold.held_by(1, Some(8)), "a reused pid is someone else");
@@ -166,7 +171,7 @@ fn the_holder_is_recognised_by_pid_and_start_time() {
 #[test]
 fn a_hold_survives_encoding() {
     let l = idle_with_session();
-    let mut hold = LaneHold::claim(None, &l, true, person(1), Timestamp(9)).expect("held");
+    let mut hold = LaneHold::claim(None, &l, person(1), Timestamp(9)).expect("held");
     hold.ask_turn(&l, "next".into(), false).expect("waits");
     let json = serde_json::to_string(&hold).expect("encode");
     let back: LaneHold = serde_json::from_str(&json).expect("decode");

@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use flotilla_actors::lane::events::EventKind;
-use flotilla_actors::lane::hold::{HoldError, Holder, LaneHold};
+use flotilla_actors::lane::hold::{HoldError, Holder, LaneHold, steps_in};
 use flotilla_actors::lane::{LanePhase, TurnStatus};
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::protocol::{
@@ -22,7 +22,7 @@ use ractor::RpcReplyPort;
 
 use super::lane::{LaneRef, LaneState};
 use super::process::is_same_process;
-use super::{cli, turn};
+use super::turn;
 
 type Reply<T> = RpcReplyPort<Result<T, ControlError>>;
 
@@ -93,9 +93,17 @@ pub(super) async fn attach(
     reply: Reply<LaneAttachReply>,
 ) {
     if args.print {
-        let r = match flotilla_actors::lane::hold::LaneHold::session_of(&state.record) {
-            Ok(session) => super::attach_plan::reply(state, session, false, 0),
-            Err(e) => Err(refused(e)),
+        let cli = state.record.spec.cli;
+        let r = if !steps_in(cli) {
+            Err(refused(HoldError::NoResume {
+                lane: state.record.spec.name.to_string(),
+                cli: cli.to_string(),
+            }))
+        } else {
+            match LaneHold::session_of(&state.record) {
+                Ok(session) => super::attach_plan::reply(state, session, false, 0),
+                Err(e) => Err(refused(e)),
+            }
         };
         let _ = reply.send(r);
         return;
@@ -113,9 +121,8 @@ pub(super) async fn attach(
         pid,
         pid_start: args.pid_start,
     };
-    let resumes = cli::connector(state.record.spec.cli).is_some_and(|c| c.supports_resume());
     let now = Timestamp::now();
-    let hold = match LaneHold::claim(state.hold.as_ref(), &state.record, resumes, holder, now) {
+    let hold = match LaneHold::claim(state.hold.as_ref(), &state.record, holder, now) {
         Ok(hold) => hold,
         Err(e) => {
             let _ = reply.send(Err(refused(e)));
