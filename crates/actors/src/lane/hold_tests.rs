@@ -71,7 +71,7 @@ fn an_idle_lane_with_a_session_is_held_and_ready() {
 fn a_second_holder_is_refused_with_the_first_named() {
     let l = idle_with_session();
     let first = LaneHold::claim(None, &l, person(1), Timestamp(9)).expect("held");
-    let err = LaneHold::claim(Some(&first), &l, person(2), Timestamp(10)).unwrap_err();
+    let err = LaneHold::claim(Some(&first), &l, person(2), Timestamp(10)).expect_err("refused");
     assert_eq!(
         err,
         HoldError::Held {
@@ -89,18 +89,18 @@ fn a_cli_without_resume_or_a_lane_without_a_session_is_refused() {
     for cli in [CliKind::Exec, CliKind::Grok] {
         let mut other = l.clone();
         other.spec.cli = cli;
-        let err = LaneHold::claim(None, &other, person(1), Timestamp(9)).unwrap_err();
+        let err = LaneHold::claim(None, &other, person(1), Timestamp(9)).expect_err("refused");
         assert!(matches!(err, HoldError::NoResume { .. }), "{err}");
     }
     assert!(steps_in(CliKind::Codex) && steps_in(CliKind::Opencode));
     let fresh = lane();
-    let err = LaneHold::claim(None, &fresh, person(1), Timestamp(9)).unwrap_err();
+    let err = LaneHold::claim(None, &fresh, person(1), Timestamp(9)).expect_err("refused");
     assert_eq!(err, HoldError::NoSession("w".into()));
     // A session the CLI said is gone is no session to step into.
     let mut gone = idle_with_session();
     gone.begin_turn(true, Timestamp(10)).expect("turn");
     ended(&mut gone, None, Some(ErrorClass::SessionNotFound));
-    let err = LaneHold::claim(None, &gone, person(1), Timestamp(11)).unwrap_err();
+    let err = LaneHold::claim(None, &gone, person(1), Timestamp(11)).expect_err("refused");
     assert_eq!(err, HoldError::NoSession("w".into()));
 }
 
@@ -136,7 +136,7 @@ fn one_turn_waits_for_the_release_with_its_number_reserved() {
             resume: true
         })
     );
-    let second = hold.ask_turn(&l, "more".into(), true).unwrap_err();
+    let second = hold.ask_turn(&l, "more".into(), true).expect_err("refused");
     assert_eq!(second, LaneError::Held("w".into(), "pid 1".into()));
     assert_eq!(
         hold.waiting.as_ref().map(|w| w.prompt.as_str()),
