@@ -153,12 +153,7 @@ pub(crate) async fn dispatch(
         }
         Request::LaneRelease(a) => {
             let lane = lanes::lane(ctx, &a.name).await?;
-            let (pid, pid_start) = (a.pid, a.pid_start);
-            let msg = |reply| crate::lanes::LaneMsg::Release {
-                pid,
-                pid_start,
-                reply,
-            };
+            let msg = |reply| crate::lanes::LaneMsg::Release(a, reply);
             ok(crate::lanes::call(&lane, msg).await?)
         }
         Request::LaneArchive(a) => {

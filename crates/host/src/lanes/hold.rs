@@ -16,7 +16,7 @@ use flotilla_actors::lane::hold::{HoldError, Holder, LaneHold, steps_in};
 use flotilla_actors::lane::{LanePhase, TurnStatus};
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::protocol::{
-    ControlError, ErrorCode, LaneAttachArgs, LaneAttachReply, LaneView,
+    ControlError, ErrorCode, LaneAttachArgs, LaneAttachReply, LaneReleaseArgs, LaneView,
 };
 use ractor::RpcReplyPort;
 
@@ -187,11 +187,10 @@ pub(super) async fn answer(state: &mut LaneState) {
 pub(super) async fn release(
     state: &mut LaneState,
     myself: &LaneRef,
-    pid: u32,
-    pid_start: Option<u64>,
+    args: &LaneReleaseArgs,
 ) -> Result<LaneView, ControlError> {
     if let Some(hold) = &state.hold {
-        if !hold.held_by(pid, pid_start) {
+        if !hold.held_by(args.pid, args.pid_start) {
             let e = HoldError::NotHolder(state.record.spec.name.to_string());
             return Err(refused(e));
         }
@@ -253,14 +252,16 @@ async fn start_waiting(state: &mut LaneState, myself: &LaneRef) {
     }
 }
 
-/// A turn asked for while held: it waits for the release.
-pub(super) async fn ask_turn(
+/// A turn asked for: it begins, or, while the lane is held, waits for the
+/// release with its number.
+pub(super) async fn begin_or_wait(
     state: &mut LaneState,
+    myself: &LaneRef,
     prompt: String,
     resume: bool,
 ) -> Result<u32, ControlError> {
     let Some(hold) = state.hold.as_mut() else {
-        return Err(ControlError::internal("the lane is not held"));
+        return turn::begin(state, myself, prompt, resume).await;
     };
     let turn = hold
         .ask_turn(&state.record, prompt, resume)

@@ -1,7 +1,8 @@
 //! The lane actor: one per lane. It owns the lane's record (persisted after
 //! every change), starts each turn's connector, turns the connector's
 //! reports into events and results, enforces the deadline, interrupts,
-//! archives, and tells the owner how each turn ended. The rules live in
+//! archives, holds the lane for a person (`hold`), and tells the owner how
+//! each turn ended. The rules live in
 //! `flotilla_actors::lane`; this actor carries out their effects.
 
 use std::collections::BTreeMap;
@@ -14,7 +15,7 @@ use flotilla_actors::lane::{LanePhase, LaneRecord, TurnResult, TurnStatus};
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::PeerId;
 use flotilla_actors::protocol::{
-    ControlError, ErrorCode, LaneAttachArgs, LaneAttachReply, LaneView,
+    ControlError, ErrorCode, LaneAttachArgs, LaneAttachReply, LaneReleaseArgs, LaneView,
 };
 use flotilla_actors::store::LaneWrite;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
@@ -55,15 +56,8 @@ pub enum LaneMsg {
     Interrupt(Reply<LaneView>),
     /// Hold the lane for a person (`lane.attach`).
     Attach(Box<LaneAttachArgs>, Reply<LaneAttachReply>),
-    /// End the hold of process `pid` (`lane.release`).
-    Release {
-        /// The holding process.
-        pid: u32,
-        /// Its start time.
-        pid_start: Option<u64>,
-        /// The lane's view after.
-        reply: Reply<LaneView>,
-    },
+    /// End the hold of the holding process (`lane.release`).
+    Release(LaneReleaseArgs, Reply<LaneView>),
     /// Archive (interrupting first if needed).
     Archive(Reply<LaneView>),
     /// The owner left.
@@ -186,12 +180,8 @@ impl Actor for Lane {
                 resume,
                 reply,
             } => {
-                let begun = if state.hold.is_some() {
-                    super::hold::ask_turn(state, prompt, resume).await
-                } else {
-                    turn::begin(state, &myself, prompt, resume).await
-                };
-                let _ = reply.send(begun);
+                let begun = super::hold::begin_or_wait(state, &myself, prompt, resume);
+                let _ = reply.send(begun.await);
             }
             LaneMsg::Collect(reply) => {
                 let _ = reply.send(state.collect());
@@ -208,12 +198,8 @@ impl Actor for Lane {
                 let _ = reply.send(r.map(|()| state.view()));
             }
             LaneMsg::Attach(args, reply) => super::hold::attach(state, *args, reply).await,
-            LaneMsg::Release {
-                pid,
-                pid_start,
-                reply,
-            } => {
-                let _ = reply.send(super::hold::release(state, &myself, pid, pid_start).await);
+            LaneMsg::Release(args, reply) => {
+                let _ = reply.send(super::hold::release(state, &myself, &args).await);
             }
             LaneMsg::Archive(reply) => {
                 let _ = reply.send(state.archive().await.map(|()| state.view()));
