@@ -4,7 +4,8 @@
 //! real terminal (tmux); a follow-up asked meanwhile waits for the person
 //! to exit, then carries on from the conversation the person extended.
 //! `--now` interrupts a running turn; a hold whose attach process dies
-//! ends, across a daemon restart too; the refusals have their exit codes.
+//! ends, across a daemon restart too; a fleet's held member gets its next
+//! turn when the attach ends; the refusals have their exit codes.
 
 use std::time::Duration;
 
@@ -265,4 +266,98 @@ fn attach_is_refused_with_a_reason_and_its_exit_code() {
     assert!(err.contains("runs exec"), "{err}");
     let err = home.fails(&["lane", "attach", "x", "--host", "far"], 2);
     assert!(err.contains("this host's lanes only"), "{err}");
+}
+
+/// A fleet's member held by a person is busy: the daemon's report to the
+/// supervisor waits for the attach to end, then the fleet completes.
+#[test]
+fn a_fleet_member_held_by_a_person_gets_its_next_turn_when_the_attach_ends() {
+    const PLAN: &str = r#"{"dispatch": [{"to": "worker-1", "step": "draft", "prompt": "write report.md",
+  "artifacts": [{"path": "report.md", "contains": ["Conclusion"]}]}]}"#;
+    const DONE: &str = "```json\n{\"done\": true}\n```";
+    let server = ModelServer::start(Script::new([Reply::text(PLAN)]).or_else(Reply::text(DONE)));
+    let Some((env, home)) = rig(&server) else {
+        return;
+    };
+    // The worker writes its report once the test says go (bounded: 60 s).
+    let go = home.path().join("go");
+    let work = home.path().join("work.sh");
+    let script = format!(
+        "#!/bin/sh\ncat >/dev/null\ni=0\nwhile [ ! -e '{}' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\nprintf 'Conclusion: done\\n' > report.md\n",
+        go.display()
+    );
+    flotilla_tests::write_executable(&work, &script);
+    let task = home.path().join("task.json");
+    std::fs::write(
+        &task,
+        r#"{"goal": "write the report", "artifacts": [{"path": "report.md"}]}"#,
+    )
+    .expect("task");
+    let dir = env.workdir().display().to_string();
+    let (work, task) = (work.display().to_string(), task.display().to_string());
+    let model = default_model(CliKind::Claude);
+    home.json(&[
+        "fleet",
+        "start",
+        "lead",
+        "--supervisor",
+        "claude",
+        "-m",
+        model,
+        "--workers",
+        "1",
+        "--worker-cli",
+        "exec",
+        "--worker-cmd",
+        &work,
+        "-C",
+        &dir,
+        "--task",
+        &task,
+    ]);
+    let lane = |name: &str| {
+        let out = home.run(&["--json", "lane", "status", name]);
+        serde_json::from_slice::<Value>(&out.stdout).unwrap_or(Value::Null)
+    };
+    wait_until("the worker's turn", PATIENCE, || {
+        lane("lead-worker-1")["phase"] == "running"
+    });
+    wait_until("the supervisor's first turn to end", PATIENCE, || {
+        lane("lead-supervisor")["phase"] == "idle"
+    });
+
+    let tmux = attach_in_tmux(&env, &home, &["lead-supervisor"]);
+    wait_until("the hold", PATIENCE, || {
+        lane("lead-supervisor")["held_by"].is_string()
+    });
+    std::fs::write(&go, "").expect("go");
+    let waits = || {
+        home.ok(&["lane", "events", "lead-supervisor"])
+            .contains("turn 2 waits for the lane's hold to end")
+    };
+    wait_until("the supervisor's next turn to wait", PATIENCE, waits);
+    let fleet = home.json(&["fleet", "status", "lead"]);
+    assert_eq!(fleet["state"], "running", "{fleet}");
+    assert!(
+        request_with(&server, "was accepted").is_none(),
+        "the report waits while the member is held"
+    );
+    assert_eq!(lane("lead-supervisor")["turns"], 1);
+
+    for _ in 0..10 {
+        if tmux.capture().contains("carries on") {
+            break;
+        }
+        tmux.send_keys(&["C-c"]);
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    screen_shows(&tmux, "carries on");
+    let mut fleet = Value::Null;
+    wait_until("the fleet to end", Duration::from_secs(120), || {
+        fleet = home.json(&["fleet", "status", "lead"]);
+        fleet["state"] != "running"
+    });
+    assert_eq!(fleet["state"], "completed", "{fleet}");
+    assert!(request_with(&server, "was accepted").is_some());
+    drop(tmux);
 }
