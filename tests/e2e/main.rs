@@ -31,6 +31,7 @@ mod hub_receipts;
 mod hub_relink;
 mod integrations;
 mod lane_answers;
+mod lane_attach;
 mod lane_ctrl_c;
 mod lane_doctor;
 mod lane_input;

@@ -10,6 +10,7 @@
 pub mod answers;
 pub mod errors;
 pub mod events;
+pub mod hold;
 pub mod input;
 pub mod resets;
 mod state;

@@ -107,6 +107,12 @@ pub enum LaneError {
     /// The CLI has no native session to continue.
     #[error("lane {0} has no native session to resume yet")]
     NoSession(String),
+    /// A person holds the lane (`lane attach`) and a turn already waits
+    /// for the release.
+    #[error(
+        "lane {0} is held by {1} (flotilla lane attach) and a turn already waits for its release; ask again once it ends"
+    )]
+    Held(String, String),
 }
 
 /// What the actor must do to start a turn.
@@ -148,15 +154,7 @@ impl LaneRecord {
     /// Starts a turn: the first (`resume` false) or a follow-up. A follow-up
     /// is refused while a result is uncollected; it unarchives the lane.
     pub fn begin_turn(&mut self, resume: bool, now: Timestamp) -> Result<TurnPlan, LaneError> {
-        if self.phase == LanePhase::Running {
-            return Err(LaneError::Busy(self.name()));
-        }
-        if self.uncollected.is_some() {
-            return Err(LaneError::Uncollected(self.name()));
-        }
-        if self.phase == LanePhase::Archived && !resume {
-            return Err(LaneError::Archived(self.name()));
-        }
+        self.may_begin(resume)?;
         self.turns += 1;
         let deadline = self.spec.timeout_secs.map(|s| Timestamp(now.0 + s * 1000));
         let continues = resume && self.turns > 1 && !self.session_gone();
@@ -177,6 +175,20 @@ impl LaneRecord {
             resume: continues,
             deadline,
         })
+    }
+
+    /// Whether a turn (a follow-up when `resume`) may begin now.
+    pub fn may_begin(&self, resume: bool) -> Result<(), LaneError> {
+        if self.phase == LanePhase::Running {
+            return Err(LaneError::Busy(self.name()));
+        }
+        if self.uncollected.is_some() {
+            return Err(LaneError::Uncollected(self.name()));
+        }
+        if self.phase == LanePhase::Archived && !resume {
+            return Err(LaneError::Archived(self.name()));
+        }
+        Ok(())
     }
 
     /// The CLI said at the last turn that the native session to resume no

@@ -162,6 +162,10 @@ pub struct LaneView {
     pub created_at: Timestamp,
     /// Last turn ended.
     pub finished_at: Option<Timestamp>,
+    /// Who holds the lane (`lane attach`), if anyone: no turn starts until
+    /// the hold ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<String>,
 }
 
 /// Reply of `lane.list`.

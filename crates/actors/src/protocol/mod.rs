@@ -10,6 +10,7 @@
 
 mod error;
 mod fleet;
+mod lane_hold;
 mod lanes;
 mod lines;
 mod ops;
@@ -19,6 +20,7 @@ mod status;
 
 pub use error::{ControlError, ErrorCode};
 pub use fleet::*;
+pub use lane_hold::*;
 pub use lanes::*;
 pub use lines::{LineBudget, LineError, read_line, read_line_within};
 pub use ops::*;

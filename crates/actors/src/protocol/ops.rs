@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::fleet::*;
+use super::lane_hold::*;
 use super::lanes::*;
 use super::outbox::*;
 use super::remote::*;
@@ -117,6 +118,10 @@ ops! {
     LanePrune(LanePruneArgs) = "lane.prune" -> LanePruneReply;
     /// Which CLIs are installed and usable.
     LaneDoctor(LaneDoctorArgs) = "lane.doctor" -> LaneDoctorReply;
+    /// Hold a lane for a person and say how to open its interactive session.
+    LaneAttach(LaneAttachArgs) = "lane.attach" -> LaneAttachReply;
+    /// End a lane's hold: its waiting turn starts.
+    LaneRelease(LaneReleaseArgs) = "lane.release" -> LaneView;
     /// A lane op on another host, through the hub.
     RemoteCall(RemoteCallArgs) = "remote.call" -> Value;
     /// Judge a fleet task's definition of done in a directory now.

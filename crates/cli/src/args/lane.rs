@@ -79,6 +79,21 @@ pub(crate) enum LaneCommand {
         #[arg(long)]
         follow: bool,
     },
+    /// Step into a lane: open its CLI's own interactive session on the
+    /// lane's native conversation in this terminal; the lane's turns wait
+    /// until you exit, then it carries on from there.
+    #[command(
+        after_help = "Waits for a running turn to end (--now interrupts it). Refused for a CLI
+without resume (exec, grok: exit 2), a lane with no native session yet or
+held by someone else (exit 6), an unknown lane (exit 4), a lane on another
+host (exit 2). Exits with the interactive CLI's exit code.
+
+Examples:
+  flotilla lane attach review
+  flotilla lane attach review --now          # interrupt its running turn
+  flotilla lane attach review --print --json # the command, without running it"
+    )]
+    Attach(LaneAttachArgs),
     /// Which CLIs are installed, their versions, and whether they are supported.
     Doctor {
         /// Only this CLI.
@@ -181,4 +196,17 @@ pub(crate) struct LaneWaitArgs {
 pub(crate) struct LaneName {
     /// The lane.
     pub(crate) name: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LaneAttachArgs {
+    /// The lane.
+    pub(crate) name: String,
+    /// Interrupt the running turn instead of waiting for its end.
+    #[arg(long, conflicts_with = "print")]
+    pub(crate) now: bool,
+    /// Print the interactive command (program, arguments, directory,
+    /// environment) instead of running it; holds nothing, waits for nothing.
+    #[arg(long)]
+    pub(crate) print: bool,
 }

@@ -1,5 +1,6 @@
 //! `flotilla lane ...`: run, start, resume, wait, status, interrupt,
-//! archive, list, events, doctor (`rm` and `prune` in `lane_removal`). `run` and `wait` exit with the turn's
+//! archive, list, events, doctor (`rm` and `prune` in `lane_removal`,
+//! `attach` in `lane_step_in`). `run` and `wait` exit with the turn's
 //! status: 0 completed, 1 failed (or lost), 124 timed out, 130 interrupted.
 
 use std::io::Read;
@@ -59,6 +60,7 @@ pub(crate) async fn run(env: &Env, cli: LaneCli) -> Result<u8> {
             events(env, &mut c, &PeerName::new(&name)?, follow).await
         }
         LaneCommand::Doctor { cli } => doctor(env, &mut c, cli).await,
+        LaneCommand::Attach(a) => super::lane_step_in::attach(env, &mut c, a).await,
     }
 }
 
@@ -205,6 +207,9 @@ async fn resume(env: &Env, c: &mut LaneClient, a: LaneResumeArgs) -> Result<u8> 
             prompt,
         })
         .await?;
+    for note in &reply.notes {
+        crate::verbosity::note!("note: {note}");
+    }
     if a.wait {
         return super::lane_attach::attached(env, c, &name).await;
     }
@@ -212,9 +217,14 @@ async fn resume(env: &Env, c: &mut LaneClient, a: LaneResumeArgs) -> Result<u8> 
         output::json_as(LANE_START_SCHEMA, &reply)?;
     } else {
         outln!(
-            "lane {} turn {} started; collect with: {}",
+            "lane {} turn {} {}; collect with: {}",
             reply.lane,
             reply.turn,
+            if reply.notes.is_empty() {
+                "started"
+            } else {
+                "waits"
+            },
             c.command_for("wait", &name)
         )?;
     }

@@ -24,6 +24,7 @@ mod integrations;
 mod lane_attach;
 pub(crate) mod lane_client;
 mod lane_removal;
+mod lane_step_in;
 mod lanes;
 mod logs;
 pub(crate) mod mail;

@@ -85,7 +85,7 @@ pub(crate) async fn launch(env: &Env, cli: CliKind, a: SessionCli) -> Result<u8>
     let ctx = InteractiveContext {
         program: &program,
         server: &identity.mcp_server(&exe),
-        hook: &hook,
+        hook: Some(&hook),
         peer: name.as_str(),
         pid,
         resume: a.resume.as_deref(),

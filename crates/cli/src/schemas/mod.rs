@@ -18,9 +18,9 @@ use anyhow::{Context, Result};
 use flotilla_actors::lane::events::LaneEvent;
 use flotilla_actors::protocol::{
     FleetCheckReply, FleetHistoryReply, FleetListReply, FleetRequestReply, FleetView,
-    HostStatusReply, InboxReply, LaneDoctorReply, LaneListReply, LanePruneReply, LaneRemoveReply,
-    LaneStartReply, LaneView, OutboxReply, PeerLeaveReply, PeerView, PeersReply, RosterReply,
-    SendReply,
+    HostStatusReply, InboxReply, LaneAttachReply, LaneDoctorReply, LaneListReply, LanePruneReply,
+    LaneRemoveReply, LaneStartReply, LaneView, OutboxReply, PeerLeaveReply, PeerView, PeersReply,
+    RosterReply, SendReply,
 };
 use flotilla_hub::view::HubRosterReply;
 use schemars::generate::SchemaSettings;
@@ -73,6 +73,7 @@ pub(crate) fn catalog() -> Vec<Shape> {
         ("flotilla.lane-status.v1", derived::<LaneView>()),
         ("flotilla.lanes.v1", derived::<LaneListReply>()),
         ("flotilla.lane-doctor.v1", derived::<LaneDoctorReply>()),
+        ("flotilla.lane-attach.v1", derived::<LaneAttachReply>()),
         ("flotilla.lane-remove.v1", derived::<LaneRemoveReply>()),
         ("flotilla.lane-prune.v1", derived::<LanePruneReply>()),
         ("flotilla.fleet-check.v1", derived::<FleetCheckReply>()),

@@ -123,12 +123,18 @@ pub(crate) async fn dispatch(
                 reply,
             })
             .await?;
+            let notes = match lanes::status(&lane).await.ok().and_then(|v| v.held_by) {
+                Some(who) => vec![format!(
+                    "the lane is held by {who} (flotilla lane attach): turn {turn} starts when that ends"
+                )],
+                None => Vec::new(),
+            };
             let id = flotilla_actors::names::PeerId::new(ctx.host.clone(), a.name);
             ok(flotilla_actors::protocol::LaneStartReply {
                 lane: id,
                 turn,
                 cwd: None,
-                notes: Vec::new(),
+                notes,
             })
         }
         Request::LaneWait(a) => lanes::wait(ctx, a).await.map(|(event, handout)| {
@@ -139,6 +145,16 @@ pub(crate) async fn dispatch(
         Request::LaneInterrupt(a) => {
             let lane = lanes::lane(ctx, &a.name).await?;
             ok(crate::lanes::call(&lane, crate::lanes::LaneMsg::Interrupt).await?)
+        }
+        Request::LaneAttach(a) => {
+            let lane = lanes::lane(ctx, &a.name).await?;
+            let msg = |r| crate::lanes::LaneMsg::Attach(Box::new(a), r);
+            ok(crate::lanes::call(&lane, msg).await?)
+        }
+        Request::LaneRelease(a) => {
+            let lane = lanes::lane(ctx, &a.name).await?;
+            let msg = |reply| crate::lanes::LaneMsg::Release(a, reply);
+            ok(crate::lanes::call(&lane, msg).await?)
         }
         Request::LaneArchive(a) => {
             let lane = lanes::lane(ctx, &a.name).await?;

@@ -1,7 +1,8 @@
 //! The lane actor: one per lane. It owns the lane's record (persisted after
 //! every change), starts each turn's connector, turns the connector's
 //! reports into events and results, enforces the deadline, interrupts,
-//! archives, and tells the owner how each turn ended. The rules live in
+//! archives, holds the lane for a person (`hold`), and tells the owner how
+//! each turn ended. The rules live in
 //! `flotilla_actors::lane`; this actor carries out their effects.
 
 use std::collections::BTreeMap;
@@ -9,10 +10,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use flotilla_actors::lane::events::{EventKind, LaneEvent};
+use flotilla_actors::lane::hold::{LaneHold, WaitingTurn};
 use flotilla_actors::lane::{LanePhase, LaneRecord, TurnResult, TurnStatus};
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::PeerId;
-use flotilla_actors::protocol::{ControlError, ErrorCode, LaneView};
+use flotilla_actors::protocol::{
+    ControlError, ErrorCode, LaneAttachArgs, LaneAttachReply, LaneReleaseArgs, LaneView,
+};
 use flotilla_actors::store::LaneWrite;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 
@@ -50,6 +54,10 @@ pub enum LaneMsg {
     Status(RpcReplyPort<LaneView>),
     /// Interrupt the running turn.
     Interrupt(Reply<LaneView>),
+    /// Hold the lane for a person (`lane.attach`).
+    Attach(Box<LaneAttachArgs>, Reply<LaneAttachReply>),
+    /// End the hold of the holding process (`lane.release`).
+    Release(LaneReleaseArgs, Reply<LaneView>),
     /// Archive (interrupting first if needed).
     Archive(Reply<LaneView>),
     /// The owner left.
@@ -111,6 +119,12 @@ pub struct LaneState {
     pub(super) shelf: BTreeMap<u32, TurnResult>,
     /// Turns whose end the owner was not told of yet (on disk too).
     pub(super) owed: BTreeMap<u32, TurnResult>,
+    /// A person holds the lane (on disk too, see `hold`).
+    pub(super) hold: Option<LaneHold>,
+    /// An attach waiting for the running turn to end.
+    pub(super) attach: Option<super::hold::PendingAttach>,
+    /// The turn that waited for a hold just ended, about to start.
+    pub(super) released: Option<WaitingTurn>,
 }
 
 impl Actor for Lane {
@@ -137,7 +151,11 @@ impl Actor for Lane {
             restarting: false,
             shelf,
             owed,
+            hold: None,
+            attach: None,
+            released: None,
         };
+        state.hold = super::hold::load(&state);
         turn::recover(&mut state, &myself).await;
         // Owners not told before a crash are told now.
         state.pay_notices().await;
@@ -162,7 +180,8 @@ impl Actor for Lane {
                 resume,
                 reply,
             } => {
-                let _ = reply.send(turn::begin(state, &myself, prompt, resume).await);
+                let begun = super::hold::begin_or_wait(state, &myself, prompt, resume);
+                let _ = reply.send(begun.await);
             }
             LaneMsg::Collect(reply) => {
                 let _ = reply.send(state.collect());
@@ -178,18 +197,27 @@ impl Actor for Lane {
                     .await;
                 let _ = reply.send(r.map(|()| state.view()));
             }
+            LaneMsg::Attach(args, reply) => super::hold::attach(state, *args, reply).await,
+            LaneMsg::Release(args, reply) => {
+                let _ = reply.send(super::hold::release(state, &myself, &args).await);
+            }
             LaneMsg::Archive(reply) => {
                 let _ = reply.send(state.archive().await.map(|()| state.view()));
             }
             LaneMsg::OwnerLeft => state.owner_left().await,
             LaneMsg::ReadMail => super::mail::read(state, &myself).await,
-            LaneMsg::Tick => state.tick().await,
+            LaneMsg::Tick => {
+                state.tick().await;
+                super::hold::check_holder(state, &myself).await;
+            }
             LaneMsg::StallCheck => super::stall::check(state).await,
             LaneMsg::ProcessStarted { pid, start } => state.process_started(pid, start).await,
             LaneMsg::Events { kinds, offset } => state.events(kinds, offset).await,
             LaneMsg::Progress => state.last_progress = Instant::now(),
             LaneMsg::Exited { outcome, exit } => turn::exited(state, &myself, outcome, exit).await,
         }
+        // An attach waiting for the turn's end is answered.
+        super::hold::answer(state).await;
         // Messages that arrived during a turn start the next one.
         turn::start_queued(state, &myself).await;
         Ok(())
@@ -240,6 +268,7 @@ impl LaneState {
             uncollected: r.uncollected.is_some() || !self.shelf.is_empty(),
             created_at: r.created_at,
             finished_at: r.finished_at,
+            held_by: self.hold.as_ref().map(|h| h.holder.name.clone()),
         }
     }
 
@@ -362,7 +391,7 @@ impl LaneState {
             let _ = self
                 .interrupt(TurnStatus::TimedOut, "the turn's deadline passed")
                 .await;
-        } else if self.record.auto_archive_due(now) {
+        } else if self.record.auto_archive_due(now) && self.hold.is_none() {
             self.archive_now().await;
         }
     }

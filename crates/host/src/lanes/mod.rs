@@ -15,11 +15,13 @@
 //! lane, and each lane stops its process: no process outlives its lane.
 
 mod answers;
+mod attach_plan;
 pub mod cli;
 pub mod cli_home;
 pub mod connector;
 pub mod doctor;
 pub(crate) mod endpoint;
+mod hold;
 pub mod identity;
 pub mod lane;
 mod mail;

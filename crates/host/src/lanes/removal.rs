@@ -207,6 +207,7 @@ mod tests {
             uncollected,
             created_at: Timestamp(1_000),
             finished_at: finished.map(Timestamp),
+            held_by: None,
         }
     }
 

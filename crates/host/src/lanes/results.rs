@@ -43,7 +43,8 @@ impl LaneState {
             };
             return Collected::Result(Box::new(event));
         }
-        if self.record.phase == LanePhase::Running {
+        let waits = self.hold.as_ref().is_some_and(|h| h.waiting.is_some());
+        if self.record.phase == LanePhase::Running || waits || self.released.is_some() {
             Collected::Running
         } else {
             Collected::Nothing

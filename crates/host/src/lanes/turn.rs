@@ -162,7 +162,7 @@ pub(super) async fn deliver(
     prompt: String,
     from: Vec<flotilla_actors::names::MessageId>,
 ) {
-    if state.record.phase == LanePhase::Running {
+    if state.record.phase == LanePhase::Running || state.hold.is_some() {
         state.record.queued.push(prompt);
         state.record.queued_from.extend(from);
         state.save().await;
@@ -195,9 +195,12 @@ pub(super) async fn deliver(
 }
 
 /// Starts the next turn with the messages that arrived while the lane was
-/// busy, once it is idle. They stay queued (on disk) until then, so a
+/// busy, once it is idle and not held. They stay queued (on disk) until then, so a
 /// daemon restart keeps them.
 pub(super) async fn start_queued(state: &mut LaneState, myself: &LaneRef) {
+    if state.hold.is_some() {
+        return;
+    }
     let Some((prompt, from)) = state.record.take_queued() else {
         return;
     };

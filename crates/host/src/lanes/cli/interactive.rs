@@ -40,8 +40,10 @@ pub struct InteractiveContext<'a> {
     pub program: &'a str,
     /// Flotilla's MCP server for this session.
     pub server: &'a McpServer,
-    /// The `flotilla hook` command line (program, `--home`, `hook`).
-    pub hook: &'a [String],
+    /// The `flotilla hook` command line (program, `--home`, `hook`) for
+    /// message delivery into the session; `None` for no delivery (a lane's
+    /// attach: messages to the lane wait as prompts of its next turn).
+    pub hook: Option<&'a [String]>,
     /// The session peer's name.
     pub peer: &'a str,
     /// The session's process (the launcher's pid, which the CLI keeps).
@@ -59,7 +61,7 @@ pub struct InteractiveContext<'a> {
 impl InteractiveContext<'_> {
     /// A `flotilla hook VERB ...` command line for this session.
     fn hook_argv(&self, verb: &[&str]) -> Vec<String> {
-        let mut argv = self.hook.to_vec();
+        let mut argv = self.hook.unwrap_or_default().to_vec();
         argv.extend(verb.iter().map(|w| (*w).to_owned()));
         argv.extend(["--as".to_owned(), self.peer.to_owned()]);
         argv.extend(["--session-pid".to_owned(), self.pid.to_string()]);
@@ -82,7 +84,8 @@ impl InteractiveContext<'_> {
 pub struct InteractivePlan {
     /// The CLI's command.
     pub plan: CommandPlan,
-    /// `live`, `next-turn` or `poll` (shown in `peers` and `roster`).
+    /// `live`, `next-turn` or `poll` (shown in `peers` and `roster`), or
+    /// `none` without delivery hooks.
     pub delivery: &'static str,
     /// A process to start beside the CLI that hands messages over.
     pub relay: Option<Vec<String>>,
@@ -108,18 +111,22 @@ pub fn interactive_plan(
     let delivery = match cli {
         CliKind::Claude => {
             mcp::claude(&mut plan, c.server);
-            plan.args(["--settings", &claude_hooks(c)]);
+            if c.hook.is_some() {
+                plan.args(["--settings", &claude_hooks(c)]);
+            }
             plan.opt("--resume", c.resume);
-            "live"
+            delivered(c, "live")
         }
         CliKind::Codex => {
             mcp::codex(&mut plan, c.server);
-            codex_hooks(&mut plan, c);
+            if let Some(hook) = c.hook {
+                codex_hooks(&mut plan, hook);
+                relay = Some(c.hook_argv(&["relay", "--codex", c.program]));
+            }
             if let Some(id) = c.resume {
                 plan.args(["resume", id]);
             }
-            relay = Some(c.hook_argv(&["relay", "--codex", c.program]));
-            "live"
+            delivered(c, "live")
         }
         CliKind::Gemini => {
             mcp::gemini(&mut plan, c.server, c.env, c.dir);
@@ -145,16 +152,16 @@ pub fn interactive_plan(
         CliKind::Opencode => {
             mcp::opencode(&mut plan, c.server);
             plan.opt("--session", c.resume);
-            "poll"
+            delivered(c, "poll")
         }
         CliKind::Pi => {
             plan.opt("--session", c.resume);
-            "poll"
+            delivered(c, "poll")
         }
         CliKind::Grok if c.resume.is_some() => {
             return Err("grok keeps no session to resume; start without --resume".into());
         }
-        CliKind::Grok => "poll",
+        CliKind::Grok => delivered(c, "poll"),
         CliKind::Exec => {
             return Err(
                 "exec is not an interactive CLI; use `flotilla lane run --cli exec`".into(),
@@ -170,14 +177,22 @@ pub fn interactive_plan(
     })
 }
 
+/// `delivery`, or `none` for a session without delivery hooks.
+fn delivered(c: &InteractiveContext<'_>, delivery: &'static str) -> &'static str {
+    if c.hook.is_some() { delivery } else { "none" }
+}
+
 /// Adds `flotilla hook VERB EVENT` hooks (timeouts in milliseconds) to the
 /// private home's settings: `next-turn` delivery, or `poll` when the CLI
-/// runs without a private home (no HOME).
+/// runs without a private home (no HOME), or `none` without hooks.
 fn with_hooks(
     plan: &mut CommandPlan,
     c: &InteractiveContext<'_>,
     events: &[(&str, &str)],
 ) -> &'static str {
+    if c.hook.is_none() {
+        return "none";
+    }
     let Some(home) = plan.cli_home.as_mut() else {
         return "poll";
     };
@@ -195,7 +210,7 @@ fn with_hooks(
 /// environment), so they are the same for every session of a home and
 /// Codex's review of new hooks asks once, not at every start. Each records
 /// the session's thread for the relay.
-fn codex_hooks(plan: &mut CommandPlan, c: &InteractiveContext<'_>) {
+fn codex_hooks(plan: &mut CommandPlan, hook: &[String]) {
     let events = [
         ("SessionStart", "drain"),
         ("UserPromptSubmit", "drain"),
@@ -203,7 +218,7 @@ fn codex_hooks(plan: &mut CommandPlan, c: &InteractiveContext<'_>) {
         ("Stop", "stop"),
     ];
     for (event, verb) in events {
-        let mut words: Vec<String> = c.hook.iter().map(|w| shell_quote(w)).collect();
+        let mut words: Vec<String> = hook.iter().map(|w| shell_quote(w)).collect();
         words.extend([
             verb.to_owned(),
             event.to_owned(),
@@ -251,117 +266,5 @@ fn shell_quote(word: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn server() -> McpServer {
-        McpServer {
-            program: "/bin/flotilla".into(),
-            args: vec!["mcp".into(), "--as".into(), "s".into()],
-            env: vec![],
-        }
-    }
-
-    fn plan(cli: CliKind, resume: Option<&str>) -> Result<InteractivePlan, String> {
-        let hook = vec![
-            "/bin/flotilla".to_owned(),
-            "--home".into(),
-            "/h x".into(),
-            "hook".into(),
-        ];
-        let args = vec!["--verbose".to_owned()];
-        let ctx = InteractiveContext {
-            program: "cli",
-            server: &server(),
-            hook: &hook,
-            peer: "s",
-            pid: 42,
-            resume,
-            args: &args,
-            dir: Path::new("/s"),
-            env: &[("HOME".into(), "/u".into())],
-        };
-        interactive_plan(cli, &ctx)
-    }
-
-    #[test]
-    fn only_gemini_sheds_the_ci_markers() {
-        for cli in [CliKind::Claude, CliKind::Codex, CliKind::Qwen, CliKind::Pi] {
-            assert!(
-                plan(cli, None).expect("plan").env_removed.is_empty(),
-                "{cli}"
-            );
-        }
-        let gemini = plan(CliKind::Gemini, None).expect("plan");
-        assert_eq!(gemini.env_removed, ["CI", "GITHUB_ACTIONS"]);
-    }
-
-    #[test]
-    fn claude_gets_tools_hooks_and_its_resume_flag() {
-        let i = plan(CliKind::Claude, Some("abc")).expect("plan");
-        assert_eq!(i.delivery, "live");
-        assert!(i.relay.is_none());
-        let p = i.plan;
-        assert!(!p.stdin_prompt);
-        let at = p
-            .argv
-            .iter()
-            .position(|a| a == "--settings")
-            .expect("settings");
-        let hooks: serde_json::Value = serde_json::from_str(&p.argv[at + 1]).expect("json");
-        let wait = &hooks["hooks"]["Stop"][0]["hooks"][0];
-        assert_eq!(wait["asyncRewake"], true);
-        assert_eq!(
-            wait["command"],
-            "/bin/flotilla --home '/h x' hook wait --as s --session-pid 42"
-        );
-        assert_eq!(p.argv[p.argv.len() - 3..], ["--resume", "abc", "--verbose"]);
-    }
-
-    #[test]
-    fn codex_gets_hooks_and_a_relay_beside_it() {
-        let i = plan(CliKind::Codex, Some("t1")).expect("plan");
-        assert_eq!(i.delivery, "live");
-        let argv = &i.plan.argv;
-        assert!(argv.windows(2).any(|w| w == ["resume", "t1"]));
-        let stop = argv
-            .iter()
-            .find(|a| a.starts_with("hooks.Stop="))
-            .expect("a Stop hook");
-        assert!(
-            stop.contains(
-                r#"command="/bin/flotilla --home '/h x' hook stop Stop --record-thread""#
-            ),
-            "the same for every session: {stop}"
-        );
-        let relay = i.relay.expect("relay");
-        assert_eq!(relay[4..7], ["relay", "--codex", "cli"]);
-        assert_eq!(relay[7..], ["--as", "s", "--session-pid", "42"]);
-    }
-
-    #[test]
-    fn gemini_and_qwen_get_hooks_in_their_private_settings() {
-        for (cli, stop) in [(CliKind::Gemini, "AfterAgent"), (CliKind::Qwen, "Stop")] {
-            let i = plan(cli, None).expect("plan");
-            assert_eq!(i.delivery, "next-turn");
-            let home = i.plan.cli_home.expect("a private home");
-            let hook = &home.hooks[stop][0]["hooks"][0];
-            assert_eq!(hook["timeout"], 30_000, "milliseconds");
-            let command = hook["command"].as_str().expect("command");
-            assert!(
-                command.ends_with(&format!("hook stop {stop} --as s --session-pid 42")),
-                "{command}"
-            );
-            assert_eq!(home.hooks.len(), 3);
-        }
-    }
-
-    #[test]
-    fn the_rest_poll_and_refuse_what_they_cannot_do() {
-        for cli in [CliKind::Pi, CliKind::Opencode, CliKind::Grok] {
-            assert_eq!(plan(cli, None).expect("plan").delivery, "poll");
-        }
-        assert!(plan(CliKind::Grok, Some("x")).is_err());
-        assert!(plan(CliKind::Exec, None).is_err());
-    }
-}
+#[path = "interactive_tests.rs"]
+mod tests;
