@@ -87,7 +87,8 @@ fn every_mcp_tool_works_as_its_one_peer() {
                 "reply",
                 "rename",
                 "outbox",
-                "lane"
+                "lane",
+                "fleet"
             ]
         );
         assert!(tools.iter().all(|t| t.output_schema.is_some()));
