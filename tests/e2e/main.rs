@@ -21,6 +21,7 @@ mod federation_rules;
 mod fleet;
 mod fleet_room;
 mod fleet_run;
+mod fleet_supervision;
 mod fleet_teams;
 mod home_state;
 mod hub;

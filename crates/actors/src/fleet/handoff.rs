@@ -180,7 +180,7 @@ impl FleetRun {
         self.queue.push_front(ask.held);
     }
 
-    fn skeleton(&self, role: &str, held: &Queued) -> HandoffNote {
+    pub(super) fn skeleton(&self, role: &str, held: &Queued) -> HandoffNote {
         let mark = format!(" of {role} accepted");
         let done: Vec<String> = self
             .log

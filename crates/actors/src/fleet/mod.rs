@@ -27,6 +27,7 @@ pub mod service;
 pub mod steps;
 pub mod task;
 mod walls;
+pub mod watch;
 
 use serde::{Deserialize, Serialize};
 

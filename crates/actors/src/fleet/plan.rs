@@ -227,7 +227,10 @@ pub fn kickoff(task: &Task, workers: &[String], routing: &str) -> String {
     format!(
         "You are the supervisor of a fleet. You never do the work yourself: you \
          split it into steps, dispatch each step to a worker, and read what the \
-         daemon reports. The daemon, not you, decides when the work is done.\n\n\
+         daemon reports. The daemon, not you, decides when the work is done. \
+         Between turns, the fleet tool's status (or `flotilla fleet status`) \
+         shows each worker's progress: `quiet_secs` is how long a running \
+         worker has been silent.\n\n\
          Goal: {goal}\n\nDefinition of done (checked by the daemon):\n{done}\n\n\
          Workers: {workers}\n\n{routing}{gap}{shape}",
         goal = task.goal,

@@ -215,6 +215,9 @@ pub struct FleetRun {
     /// Paused while this model endpoint does not answer.
     #[serde(default)]
     pub offline: Option<String>,
+    /// Restarts of a supervisor that stopped answering, in a row.
+    #[serde(default)]
+    pub supervisor_restarts: u32,
 }
 
 impl FleetRun {
@@ -313,6 +316,7 @@ impl FleetRun {
         }
         let mut out = if role == SUPERVISOR {
             match self.supervisor.take() {
+                Some(asked) if self.restart_supervisor(&asked, &end, r) => Vec::new(),
                 Some(_) => self.planned(end, r),
                 None => Vec::new(),
             }

@@ -156,6 +156,10 @@ pub struct FleetMemberView {
     pub cost_usd: Option<f64>,
     /// Messages waiting in its inbox.
     pub inbox_depth: u64,
+    /// While its turn runs: seconds since its lane's last event (a worker
+    /// quiet for long may be stalled; the lane watchdog restarts one that
+    /// shows neither output nor CPU time for `lane_stall_secs`).
+    pub quiet_secs: Option<u64>,
 }
 
 /// A fleet (`flotilla.fleet.v1`).

@@ -176,6 +176,19 @@ impl Store {
         Ok(out)
     }
 
+    /// A lane's last event, if it has one.
+    pub fn last_lane_event(&self, lane: &str) -> Result<Option<LaneEvent>, StoreError> {
+        let txn = self.db()?.begin_read()?;
+        let table = txn.open_table(LANE_EVENTS)?;
+        let Some(row) = table.range((lane, 0)..=(lane, u64::MAX))?.next_back() else {
+            return Ok(None);
+        };
+        let (_, v) = row?;
+        serde_json::from_slice(v.value())
+            .map(Some)
+            .map_err(|e| StoreError::Rejected(format!("lane event of {lane} unreadable: {e}")))
+    }
+
     /// A lane's events after `after`, at most `limit`.
     pub fn lane_events(
         &self,

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use flotilla_actors::fleet::{FleetRecord, TaskState};
-use flotilla_actors::lane::LaneRecord;
+use flotilla_actors::lane::{LanePhase, LaneRecord};
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::{PeerId, PeerName};
 use flotilla_actors::protocol::{
@@ -46,6 +46,14 @@ pub fn of(
 ) -> FleetView {
     let depths = ctx.store.inbox_depths().unwrap_or_default();
     build(ctx, record, &lanes(ctx), &depths, all)
+}
+
+/// Seconds since the last event of `lane`, while its turn runs.
+fn quiet_secs(ctx: &HostContext, lane: Option<&LaneRecord>) -> Option<u64> {
+    let lane = lane.filter(|l| l.phase == LanePhase::Running)?;
+    let last = ctx.store.last_lane_event(lane.spec.name.as_str()).ok()??;
+    let since = last.at.max(lane.running.as_ref().map_or(last.at, |t| t.started_at));
+    Some(since.until(Timestamp::now()).as_secs())
 }
 
 /// The fleets `record`'s members started.
@@ -128,6 +136,7 @@ fn build(
                 usage: last.map(|r| r.usage),
                 cost_usd: last.and_then(|r| r.cost_usd),
                 inbox_depth: depths.get(&id).copied().unwrap_or(0),
+                quiet_secs: quiet_secs(ctx, lane),
                 role,
             }
         })
