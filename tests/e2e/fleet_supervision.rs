@@ -33,8 +33,11 @@ fn a_supervisor_that_stops_answering_is_restarted_fresh_and_the_task_completes()
     write_executable(&sup, SUPERVISOR);
     write_executable(&work, "#!/bin/sh\ncat >/dev/null\necho done > r.md\n");
     let task = home.path().join("task.json");
-    std::fs::write(&task, r#"{"goal": "write r.md", "artifacts": [{"path": "r.md"}]}"#)
-        .expect("task");
+    std::fs::write(
+        &task,
+        r#"{"goal": "write r.md", "artifacts": [{"path": "r.md"}]}"#,
+    )
+    .expect("task");
     let path = |p: &std::path::Path| p.display().to_string();
     home.json(&[
         "fleet",
@@ -58,18 +61,26 @@ fn a_supervisor_that_stops_answering_is_restarted_fresh_and_the_task_completes()
         "6s",
     ]);
     let mut quiet = Value::Null;
-    wait_until("the silent supervisor to show as quiet", Duration::from_secs(30), || {
-        let v = home.json(&["fleet", "status", "sv"]);
-        quiet = v["members"][0]["quiet_secs"].clone();
-        quiet.as_u64().is_some_and(|q| q >= 1)
-    });
+    wait_until(
+        "the silent supervisor to show as quiet",
+        Duration::from_secs(30),
+        || {
+            let v = home.json(&["fleet", "status", "sv"]);
+            quiet = v["members"][0]["quiet_secs"].clone();
+            quiet.as_u64().is_some_and(|q| q >= 1)
+        },
+    );
     let mut v = Value::Null;
     wait_until("the fleet to end", Duration::from_secs(90), || {
         v = home.json(&["fleet", "status", "sv"]);
         v["state"] != "running"
     });
     assert_eq!(v["state"], "completed", "{v}");
-    assert_eq!(v["members"][0]["quiet_secs"], Value::Null, "not running: {v}");
+    assert_eq!(
+        v["members"][0]["quiet_secs"],
+        Value::Null,
+        "not running: {v}"
+    );
     assert!(
         v["steps"]
             .as_array()
@@ -87,5 +98,8 @@ fn a_supervisor_that_stops_answering_is_restarted_fresh_and_the_task_completes()
     let prompts = std::fs::read_to_string(home.path().join("prompts.log")).expect("prompts");
     let second = prompts.split("---").nth(1).unwrap_or_default();
     assert!(second.contains("## Next"), "the skeleton first: {second}");
-    assert!(second.contains("write r.md"), "then the same turn: {second}");
+    assert!(
+        second.contains("write r.md"),
+        "then the same turn: {second}"
+    );
 }

@@ -26,7 +26,12 @@ impl FleetRun {
     /// The supervisor's turn `asked` ended like `end`: restart the
     /// supervisor when it stopped answering and restarts are left; `false`
     /// when the end is for the plan's rules to judge.
-    pub(super) fn restart_supervisor(&mut self, asked: &Asked, end: &TurnEnd, r: &Rules<'_>) -> bool {
+    pub(super) fn restart_supervisor(
+        &mut self,
+        asked: &Asked,
+        end: &TurnEnd,
+        r: &Rules<'_>,
+    ) -> bool {
         if end.ok {
             self.supervisor_restarts = 0;
             return false;

@@ -52,7 +52,9 @@ pub fn of(
 fn quiet_secs(ctx: &HostContext, lane: Option<&LaneRecord>) -> Option<u64> {
     let lane = lane.filter(|l| l.phase == LanePhase::Running)?;
     let last = ctx.store.last_lane_event(lane.spec.name.as_str()).ok()??;
-    let since = last.at.max(lane.running.as_ref().map_or(last.at, |t| t.started_at));
+    let since = last
+        .at
+        .max(lane.running.as_ref().map_or(last.at, |t| t.started_at));
     Some(since.until(Timestamp::now()).as_secs())
 }
 
