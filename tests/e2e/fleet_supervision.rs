@@ -15,7 +15,7 @@ use serde_json::Value;
 const SUPERVISOR: &str = r#"#!/bin/sh
 prompt=$(cat)
 printf '%s\n---\n' "$prompt" >> ../prompts.log
-if [ ! -e ../slept ]; then touch ../slept; sleep 60; fi
+if [ ! -e ../slept ]; then touch ../slept; exec sleep 60; fi
 case "$prompt" in
   *"was accepted"*) echo '{"done": true}' ;;
   *) echo '{"dispatch": [{"to": "worker-1", "step": "s1", "prompt": "write r.md",
