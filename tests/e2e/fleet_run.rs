@@ -335,9 +335,11 @@ fn a_fleet_continues_after_kill_9_of_its_daemon_without_accepting_a_step_twice()
     // before that point loses the turn, which then runs again (also no
     // step accepted twice, but not what this test is about).
     let log = f.dir.join("prompts.log");
-    wait_until("the worker's process to run", Duration::from_secs(60), || {
-        std::fs::read_to_string(&log).is_ok_and(|t| t.contains("---"))
-    });
+    wait_until(
+        "the worker's process to run",
+        Duration::from_secs(60),
+        || std::fs::read_to_string(&log).is_ok_and(|t| t.contains("---")),
+    );
     f.home.kill_daemon();
     f.home.spawn_daemon("h");
     f.touch("go");
