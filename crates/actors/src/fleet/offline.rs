@@ -111,6 +111,25 @@ mod tests {
     }
 
     #[test]
+    fn a_persons_pause_outlasts_the_network_coming_back() {
+        let f = Fixture::new(1);
+        let mut run = FleetRun::default();
+        run.give(task(), &f.rules()).unwrap();
+        run.ended(SUPERVISOR, down("other"), &f.rules());
+        run.pause_by_person(&f.rules());
+        assert!(
+            run.back_online(&f.rules()).is_empty(),
+            "no resume by itself"
+        );
+        assert_eq!(
+            run.paused.as_deref(),
+            Some(crate::fleet::run::PAUSED_BY_PERSON)
+        );
+        let a = run.resume(&f.rules());
+        assert!(prompt_of(&a, SUPERVISOR).contains("a report"), "{a:?}");
+    }
+
+    #[test]
     fn a_persons_resume_wins_over_the_wait_for_the_network() {
         let f = Fixture::new(1);
         let mut run = FleetRun::default();

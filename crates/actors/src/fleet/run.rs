@@ -25,6 +25,8 @@ use super::task::Task;
 
 /// The supervisor's role.
 pub const SUPERVISOR: &str = "supervisor";
+/// The reason of a person's `fleet pause`.
+pub const PAUSED_BY_PERSON: &str = "paused by a person";
 /// Decisions kept in a run's log.
 const LOG_LIMIT: usize = 1000;
 
@@ -363,6 +365,17 @@ impl FleetRun {
     pub fn pause(&mut self, reason: String, r: &Rules<'_>) {
         self.note(r, format!("paused: {reason}"));
         self.paused = Some(reason);
+    }
+
+    /// A person pauses: the fleet stays paused until a person resumes it,
+    /// even when it was waiting for a usage wall to lift or the network to
+    /// come back (those would otherwise resume it by themselves).
+    pub fn pause_by_person(&mut self, r: &Rules<'_>) {
+        self.wall_until_ms = None;
+        self.offline = None;
+        if self.paused.as_deref() != Some(PAUSED_BY_PERSON) {
+            self.pause(PAUSED_BY_PERSON.into(), r);
+        }
     }
 
     /// Resumes (with a new budget card in `r` when one was given).

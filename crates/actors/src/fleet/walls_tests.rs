@@ -108,3 +108,18 @@ fn a_wall_whose_cli_reported_its_reset_resumes_at_that_reset_not_the_wall_wait()
         "a reset already past is ignored: the wall wait, doubled: {a:?}"
     );
 }
+
+#[test]
+fn a_persons_pause_outlasts_the_wall_lifting() {
+    let mut f = Fixture::new(1);
+    let mut run = FleetRun::default();
+    run.give(task(), &f.rules()).unwrap();
+    run.ended(SUPERVISOR, wall("usage_limit"), &f.rules());
+    run.pause_by_person(&f.rules());
+    f.now_ms = 60_001;
+    assert!(
+        run.wall_lifted(&f.rules()).is_empty(),
+        "no resume by itself"
+    );
+    assert!(run.paused.is_some());
+}

@@ -154,10 +154,8 @@ pub(super) async fn pause(
     name: &PeerName,
 ) -> Result<FleetView, ControlError> {
     let mut record = state.get(name)?.clone();
-    if record.run.paused.is_none() && !record.stopped {
-        with_rules(&mut record, |run, r| {
-            run.pause("paused by a person".into(), r)
-        });
+    if !record.stopped {
+        with_rules(&mut record, |run, r| run.pause_by_person(r));
     }
     save(state, myself, record, Vec::new()).await
 }
