@@ -19,6 +19,7 @@ mod federation;
 mod federation_message_path;
 mod federation_rules;
 mod fleet;
+mod fleet_remote;
 mod fleet_room;
 mod fleet_run;
 mod fleet_supervision;

@@ -96,6 +96,7 @@ mod tests {
                 fleet: PeerName::new(f).unwrap(),
                 role: r.into(),
             }),
+            remote_seen: Default::default(),
         }
     }
 

@@ -1,13 +1,15 @@
 //! A fleet as the daemon keeps it: what it was started with (its spec),
 //! its members and its run. Saved whole, as JSON, after every event.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::Lifecycle;
 use super::budget::BudgetCard;
 use super::run::{FleetRun, SUPERVISOR};
 use crate::lane::CliKind;
-use crate::names::PeerName;
+use crate::names::{HostName, PeerName};
 
 /// The most workers one fleet may have.
 pub const MAX_WORKERS: usize = 32;
@@ -26,6 +28,24 @@ pub struct MemberSpec {
     /// Models to move to, in order, when this member hits a usage wall.
     #[serde(default)]
     pub fallback_models: Vec<String>,
+    /// The host its lane runs on, when not the fleet's (a remote lane,
+    /// placed through the hub; workers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostName>,
+}
+
+/// What the fleet last heard of a member on another host (its lane's
+/// record is there, not here): for `fleet status`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RemoteSeen {
+    /// Its last turn that ended.
+    pub turn: u32,
+    /// Context window in use after it, where known.
+    pub context_used_pct: Option<f64>,
+    /// Its tokens, input and output.
+    pub tokens: u64,
+    /// Its cost, where the CLI tells.
+    pub cost_usd: Option<f64>,
 }
 
 /// What a fleet is started with.
@@ -100,6 +120,9 @@ pub struct FleetRecord {
     /// The fleet whose member started it (a team of teams).
     #[serde(default)]
     pub parent: Option<super::nesting::FleetParent>,
+    /// What was last heard of each member on another host, by role.
+    #[serde(default)]
+    pub remote_seen: BTreeMap<String, RemoteSeen>,
 }
 
 impl FleetSpec {
@@ -162,9 +185,53 @@ impl FleetSpec {
                 self.rotate_at_pct
             ));
         }
+        if self.supervisor.host.is_some() {
+            return Err(
+                "the supervisor runs on the fleet's own host; --host places workers only".into(),
+            );
+        }
         if self.max_busy == Some(0) {
             return Err("--max-busy must be at least 1".into());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn spec(supervisor_host: Option<&str>) -> FleetSpec {
+        let mut spec: FleetSpec = serde_json::from_value(serde_json::json!({
+            "name": "rep",
+            "supervisor": {"cli": "exec", "command": "true"},
+            "workers": [{"cli": "exec", "command": "true", "host": "work"}],
+            "dir": "/tmp",
+        }))
+        .unwrap();
+        spec.supervisor.host = supervisor_host.map(|h| HostName::new(h).unwrap());
+        spec
+    }
+
+    #[test]
+    fn workers_may_run_on_another_host_and_the_supervisor_never() {
+        let ok = spec(None);
+        assert_eq!(ok.validate(), Ok(()));
+        assert_eq!(
+            ok.workers[0].host.as_ref().map(HostName::as_str),
+            Some("work")
+        );
+        let refused = spec(Some("work")).validate().unwrap_err();
+        assert!(refused.contains("--host places workers only"), "{refused}");
+    }
+
+    #[test]
+    fn a_member_saved_before_hosts_existed_runs_here() {
+        let old: MemberSpec =
+            serde_json::from_str(r#"{"cli": "exec", "command": "true"}"#).unwrap();
+        assert_eq!(old.host, None);
+        let saved = serde_json::to_string(&old).unwrap();
+        assert!(!saved.contains("host"), "{saved}");
     }
 }

@@ -190,17 +190,24 @@ fn count(what: &'static str, count: usize) -> Result<(), TaskError> {
 
 /// `path` is relative and never climbs out of its root.
 fn inside(field: &'static str, path: &str) -> Result<(), TaskError> {
-    let refused = || TaskError::Path {
-        field,
-        path: path.to_owned(),
-    };
-    if path.is_empty() || path.contains('\0') {
-        return Err(refused());
+    if stays_inside(path) {
+        Ok(())
+    } else {
+        Err(TaskError::Path {
+            field,
+            path: path.to_owned(),
+        })
     }
-    let ok = Path::new(path)
-        .components()
-        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
-    if ok { Ok(()) } else { Err(refused()) }
+}
+
+/// Whether `path` is relative and never climbs out of the directory it
+/// is relative to: not empty, no leading `/`, no `..`, no NUL.
+pub fn stays_inside(path: &str) -> bool {
+    !path.is_empty()
+        && !path.contains('\0')
+        && Path::new(path)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
 #[cfg(test)]

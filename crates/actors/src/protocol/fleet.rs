@@ -7,7 +7,7 @@ use crate::fleet::run::{Decision, Handoff};
 use crate::fleet::{BudgetCard, Evidence, FleetSpec, Lifecycle, Shortfall, Spent, Task, TaskState};
 use crate::lane::{CliKind, LanePhase, Usage};
 use crate::model::Timestamp;
-use crate::names::PeerName;
+use crate::names::{HostName, PeerName};
 
 /// Arguments of `fleet.check`: judge TASK's definition of done in DIR now,
 /// as a fleet's acceptance would.
@@ -138,6 +138,10 @@ pub struct FleetMemberView {
     pub role: String,
     /// Its lane's name.
     pub lane: String,
+    /// The host its lane runs on, when not this one (`fleet start
+    /// --host`): its phase, turns, context and cost are then what the
+    /// fleet last heard, and its inbox depth is 0 (its inbox is there).
+    pub host: Option<HostName>,
     /// Its CLI.
     pub cli: CliKind,
     /// Its model, when set.

@@ -109,6 +109,14 @@ pub struct LaneResumeArgs {
     pub name: PeerName,
     /// The follow-up prompt.
     pub prompt: String,
+    /// Start a fresh native session instead of continuing the last (a
+    /// rotated fleet member's successor).
+    #[serde(default)]
+    pub fresh: bool,
+    /// Switch the lane to this model first (a fleet member moving down
+    /// its fallback chain at a usage wall).
+    #[serde(default)]
+    pub model: Option<String>,
 }
 
 /// Arguments of `lane.wait`.

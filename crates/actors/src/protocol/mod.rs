@@ -10,6 +10,7 @@
 
 mod error;
 mod fleet;
+mod lane_files;
 mod lane_hold;
 mod lanes;
 mod lines;
@@ -20,6 +21,7 @@ mod status;
 
 pub use error::{ControlError, ErrorCode};
 pub use fleet::*;
+pub use lane_files::*;
 pub use lane_hold::*;
 pub use lanes::*;
 pub use lines::{LineBudget, LineError, read_line, read_line_within};

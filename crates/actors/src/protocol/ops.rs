@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::fleet::*;
+use super::lane_files::*;
 use super::lane_hold::*;
 use super::lanes::*;
 use super::outbox::*;
@@ -118,6 +119,8 @@ ops! {
     LanePrune(LanePruneArgs) = "lane.prune" -> LanePruneReply;
     /// Which CLIs are installed and usable.
     LaneDoctor(LaneDoctorArgs) = "lane.doctor" -> LaneDoctorReply;
+    /// What is at some paths in a lane's working directory, with their text.
+    LaneFiles(LaneFilesArgs) = "lane.files" -> LaneFilesReply;
     /// Hold a lane for a person and say how to open its interactive session.
     LaneAttach(LaneAttachArgs) = "lane.attach" -> LaneAttachReply;
     /// End a lane's hold: its waiting turn starts.

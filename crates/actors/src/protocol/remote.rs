@@ -17,6 +17,8 @@ pub const REMOTE_LANE_OPS: &[&str] = &[
     "lane.list",
     "lane.events",
     "lane.doctor",
+    "lane.files",
+    "lane.remove",
 ];
 
 /// Arguments of `remote.call`.

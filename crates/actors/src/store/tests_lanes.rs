@@ -227,6 +227,7 @@ fn fleet(name: &str) -> crate::fleet::FleetRecord {
         model: None,
         command: Some("true".into()),
         fallback_models: Vec::new(),
+        host: None,
     };
     crate::fleet::FleetRecord {
         spec: FleetSpec {
@@ -248,6 +249,7 @@ fn fleet(name: &str) -> crate::fleet::FleetRecord {
         stopped: false,
         run: FleetRun::default(),
         parent: None,
+        remote_seen: Default::default(),
     }
 }
 

@@ -168,6 +168,11 @@ pub(crate) struct FleetStartArgs {
     /// Turns that may run at once across the fleet.
     #[arg(long, value_name = "K")]
     pub(crate) max_busy: Option<usize>,
+    /// Place workers on another host of the federation (remote lanes,
+    /// through the hub); repeat to spread them: worker N goes to the Nth
+    /// host, round and round. This host's own name keeps a worker here.
+    #[arg(long = "host", value_name = "HOST")]
+    pub(crate) hosts: Vec<String>,
     /// The budget card (TOML or JSON; docs/fleets.md#budgets).
     #[arg(long, value_name = "FILE")]
     pub(crate) budget: Option<PathBuf>,

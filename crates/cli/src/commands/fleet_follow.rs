@@ -13,7 +13,8 @@ use flotilla_actors::lane::events::LaneEvent;
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::PeerName;
 use flotilla_actors::protocol::{
-    ErrorCode, FleetHistoryArgs, FleetState, FleetStatusArgs, FleetView, LaneEventsArgs,
+    ErrorCode, FleetHistoryArgs, FleetMemberView, FleetState, FleetStatusArgs, FleetView,
+    LaneEventsArgs, LaneEventsReply, RemoteCallArgs,
 };
 use flotilla_host::client::{ClientError, ControlClient};
 
@@ -94,7 +95,7 @@ pub(crate) async fn follow(env: &Env, name: PeerName, only: Only) -> Result<u8> 
         if !env.json {
             for m in view.members.iter().filter(|m| only.member(&m.role)) {
                 let after = seen.entry(m.role.clone()).or_default();
-                let events = member_events(&mut client, &m.lane, after).await?;
+                let events = member_events(&mut client, m, after).await?;
                 lines.extend(
                     events
                         .iter()
@@ -141,22 +142,39 @@ fn prefixed(only: &Only, who: &str, line: String) -> String {
     }
 }
 
-/// A member's events after `after` (moved on); a lane not made yet
-/// (before the member's first turn) has none.
+/// A member's events after `after` (moved on), from its own host; a
+/// lane not made yet (before the member's first turn) has none.
 async fn member_events(
     client: &mut ControlClient,
-    lane: &str,
+    member: &FleetMemberView,
     after: &mut u64,
 ) -> Result<Vec<LaneEvent>> {
     let op = LaneEventsArgs {
-        name: PeerName::new(lane)?,
+        name: PeerName::new(&member.lane)?,
         after: *after,
         wait_ms: 0,
         limit: None,
     };
-    let reply = match client.call(&op).await {
+    let answer = match &member.host {
+        None => client.call(&op).await,
+        Some(host) => {
+            let remote = RemoteCallArgs {
+                host: host.clone(),
+                as_peer: None,
+                op: "lane.events".into(),
+                args: serde_json::to_value(&op)?,
+            };
+            match client.call(&remote).await {
+                Ok(value) => Ok(serde_json::from_value::<LaneEventsReply>(value)?),
+                Err(e) => Err(e),
+            }
+        }
+    };
+    let reply = match answer {
         Ok(reply) => reply,
         Err(ClientError::Refused(e)) if e.code == ErrorCode::NotFound => return Ok(Vec::new()),
+        // A member's host out of reach for now: its events come later.
+        Err(ClientError::Refused(_)) if member.host.is_some() => return Ok(Vec::new()),
         Err(e) => return Err(e.into()),
     };
     if let Some(last) = reply.events.last() {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use flotilla_actors::fleet::{BudgetCard, FleetSpec, Lifecycle, MemberSpec};
 use flotilla_actors::lane::CliKind;
-use flotilla_actors::names::PeerName;
+use flotilla_actors::names::{HostName, PeerName};
 use flotilla_actors::protocol::FleetStartArgs as StartOp;
 use serde::Deserialize;
 
@@ -30,6 +30,8 @@ struct FleetFile {
     lifecycle: Option<String>,
     dir: Option<PathBuf>,
     max_busy: Option<usize>,
+    #[serde(default)]
+    hosts: Vec<String>,
     budget: Option<PathBuf>,
     task: Option<String>,
     turn_timeout: Option<String>,
@@ -149,11 +151,17 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
             None
         },
         fallback_models: fallback.clone(),
+        host: None,
     };
+    let hosts = hosts_of(pick(&a.hosts, &f.hosts))?;
     let workers = (0..count)
-        .map(|i| {
-            let cli = worker_clis.get(i).copied().unwrap_or(last);
-            member(cli, &worker_cmd, &worker_fallback)
+        .map(|i| MemberSpec {
+            host: (!hosts.is_empty()).then(|| hosts[i % hosts.len()].clone()),
+            ..member(
+                worker_clis.get(i).copied().unwrap_or(last),
+                &worker_cmd,
+                &worker_fallback,
+            )
         })
         .collect();
     let supervisor_cmd = a.supervisor_cmd.clone().or(f.supervisor_cmd.clone());
@@ -225,6 +233,21 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
     spec.validate()
         .map_err(|e| usage(e, "see `flotilla fleet start --help`"))?;
     Ok(StartOp { spec, task })
+}
+
+/// The hosts of `--host` (or the file's `hosts`), checked.
+fn hosts_of(names: Vec<String>) -> Result<Vec<HostName>> {
+    names
+        .iter()
+        .map(|name| {
+            HostName::new(name).map_err(|e| {
+                usage(
+                    format!("{name:?} is not a host name: {e}"),
+                    "name a host of the federation (`flotilla hub roster` at the hub lists them)",
+                )
+            })
+        })
+        .collect()
 }
 
 /// A budget card from a file.

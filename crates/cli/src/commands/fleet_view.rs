@@ -40,7 +40,10 @@ pub(crate) fn print(v: &FleetView) -> Result<()> {
         let phase = m.phase.map(|p| format!("{p:?}").to_lowercase());
         members.add_row(vec![
             m.role.clone(),
-            m.lane.clone(),
+            match &m.host {
+                Some(host) => format!("{host}/{}", m.lane),
+                None => m.lane.clone(),
+            },
             m.cli.to_string(),
             or_dash(phase),
             m.turns.to_string(),

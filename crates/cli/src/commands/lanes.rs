@@ -205,6 +205,8 @@ async fn resume(env: &Env, c: &mut LaneClient, a: LaneResumeArgs) -> Result<u8> 
         .call(&p::LaneResumeArgs {
             name: name.clone(),
             prompt,
+            fresh: false,
+            model: None,
         })
         .await?;
     for note in &reply.notes {

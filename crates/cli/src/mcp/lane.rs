@@ -185,6 +185,8 @@ pub(crate) async fn call(s: &Session, a: LaneIn) -> Result<Done> {
                 .call(&LaneResumeArgs {
                     name: a.name()?,
                     prompt,
+                    fresh: false,
+                    model: None,
                 })
                 .await?;
             let line = format!("resumed {} turn {}{at}", resumed.lane, resumed.turn);

@@ -117,9 +117,12 @@ pub(crate) async fn dispatch(
         }
         Request::LaneResume(a) => {
             let lane = lanes::lane(ctx, &a.name).await?;
+            if let Some(model) = a.model {
+                let _ = lane.cast(crate::lanes::LaneMsg::SetModel(model));
+            }
             let turn = crate::lanes::call(&lane, |reply| crate::lanes::LaneMsg::BeginTurn {
                 prompt: a.prompt,
-                resume: true,
+                resume: !a.fresh,
                 reply,
             })
             .await?;
@@ -146,6 +149,7 @@ pub(crate) async fn dispatch(
             let lane = lanes::lane(ctx, &a.name).await?;
             ok(crate::lanes::call(&lane, crate::lanes::LaneMsg::Interrupt).await?)
         }
+        Request::LaneFiles(a) => ok(super::lane_files::files(ctx, a).await?),
         Request::LaneAttach(a) => {
             let lane = lanes::lane(ctx, &a.name).await?;
             let msg = |r| crate::lanes::LaneMsg::Attach(Box::new(a), r);

@@ -10,6 +10,7 @@
 mod connection;
 mod dispatch;
 pub(crate) use dispatch::dispatch;
+mod lane_files;
 mod lanes;
 mod pipelined;
 

@@ -84,32 +84,37 @@ pub async fn check(args: FleetCheckArgs) -> Result<FleetCheckReply, ControlError
     })
 }
 
-/// `rel` inside `dir`, resolved; an error says why it is not usable.
-fn resolve(dir: &Path, rel: &str) -> Result<PathBuf, String> {
-    let root = dir.canonicalize().map_err(|e| {
-        format!(
-            "the fleet's directory {} cannot be read: {e}",
-            dir.display()
-        )
-    })?;
+/// The directory judged, as errors name it.
+const FLEET_DIR: &str = "the fleet's directory";
+
+/// `rel` inside `dir` (called `what` in errors), resolved; an error says
+/// why it is not usable.
+fn resolve(dir: &Path, rel: &str, what: &str) -> Result<PathBuf, String> {
+    let root = dir
+        .canonicalize()
+        .map_err(|e| format!("{what} {} cannot be read: {e}", dir.display()))?;
     let path = root.join(rel);
     let real = path.canonicalize().map_err(|e| e.to_string())?;
     if !real.starts_with(&root) {
-        return Err(format!(
-            "it leads out of the fleet's directory (to {})",
-            real.display()
-        ));
+        return Err(format!("it leads out of {what} (to {})", real.display()));
     }
     Ok(real)
 }
 
-/// What is at `rel` in `dir`.
+/// What is at `rel` in the fleet's directory `dir`.
 pub fn look_at(dir: &Path, rel: &str) -> ArtifactSeen {
+    look(dir, rel, MAX_ARTIFACT_BYTES, FLEET_DIR)
+}
+
+/// What is at `rel` in `dir` (called `what` in errors): the text of a
+/// regular UTF-8 file of at most `max_bytes`, never following a path out
+/// of `dir`.
+pub fn look(dir: &Path, rel: &str, max_bytes: u64, what: &str) -> ArtifactSeen {
     let unresolved = dir.join(rel);
     if std::fs::symlink_metadata(&unresolved).is_err() {
         return ArtifactSeen::Missing;
     }
-    let real = match resolve(dir, rel) {
+    let real = match resolve(dir, rel, what) {
         Ok(real) => real,
         Err(why) => return ArtifactSeen::Unreadable(why),
     };
@@ -120,9 +125,9 @@ pub fn look_at(dir: &Path, rel: &str) -> ArtifactSeen {
     if !meta.is_file() {
         return ArtifactSeen::Unreadable("it is not a regular file".to_owned());
     }
-    if meta.len() > MAX_ARTIFACT_BYTES {
+    if meta.len() > max_bytes {
         return ArtifactSeen::Unreadable(format!(
-            "it holds {} bytes; at most {MAX_ARTIFACT_BYTES} are read",
+            "it holds {} bytes; at most {max_bytes} are read",
             meta.len()
         ));
     }
@@ -142,7 +147,7 @@ pub async fn run_check(dir: &Path, run: &str, cwd: &str, timeout: Duration) -> C
         timed_out: false,
         tail: why,
     };
-    let cwd = match resolve(dir, cwd) {
+    let cwd = match resolve(dir, cwd, FLEET_DIR) {
         Ok(cwd) if cwd.is_dir() => cwd,
         Ok(_) => return refused(format!("its cwd {cwd:?} is not a directory")),
         Err(why) => return refused(format!("its cwd {cwd:?} cannot be used: {why}")),

@@ -11,12 +11,14 @@ use flotilla_actors::fleet::{FleetSpec, MemberSpec, TurnEnd};
 use flotilla_actors::lane::events::EventKind;
 use flotilla_actors::lane::resets::resets_at;
 use flotilla_actors::lane::{CliKind, TurnStatus};
-use flotilla_actors::names::{GroupName, PeerName};
-use flotilla_actors::protocol::{ControlError, LaneStartArgs};
+use flotilla_actors::names::PeerName;
+use flotilla_actors::protocol::ControlError;
 use ractor::rpc::CallResult;
 
 use crate::context::HostContext;
 use crate::lanes::{Collected, LaneMsg, LaneRef, LaneSupervisorMsg};
+
+use super::remote;
 
 /// How long one wait for a lane's news lasts before it looks again.
 const LOOK_AGAIN: Duration = Duration::from_secs(2);
@@ -44,6 +46,9 @@ pub async fn begin(
     fresh: bool,
     model: Option<String>,
 ) -> Result<u32, String> {
+    if let Some(host) = &member.host {
+        return super::remote::begin(ctx, spec, role, member, host, (prompt, fresh, model)).await;
+    }
     if let Some(lane) = lane_of(ctx, spec, role).await {
         drain(&lane).await;
         if let Some(model) = model {
@@ -68,7 +73,8 @@ pub async fn begin(
     if model.is_some() {
         member.model = model;
     }
-    let args = start_args(spec, role, &member, prompt)?;
+    let args = serde_json::from_value(start_json(spec, role, &member, prompt))
+        .map_err(|e| e.to_string())?;
     let lanes = ctx
         .children
         .lanes()
@@ -82,37 +88,39 @@ pub async fn begin(
     }
 }
 
-fn start_args(
+/// The `lane.start` arguments of `role`'s lane (names and groups are
+/// checked when the lane starts).
+pub(super) fn start_json(
     spec: &FleetSpec,
     role: &str,
     member: &MemberSpec,
     prompt: String,
-) -> Result<LaneStartArgs, String> {
-    let name = PeerName::new(&spec.lane_of(role)).map_err(|e| e.to_string())?;
-    let group = GroupName::new(&spec.group()).map_err(|e| e.to_string())?;
-    let args = match (&member.cli, &member.command) {
+) -> serde_json::Value {
+    let args: Vec<String> = match (&member.cli, &member.command) {
         (CliKind::Exec, Some(cmd)) => vec!["sh".into(), "-c".into(), cmd.clone()],
         _ => Vec::new(),
     };
-    let json = serde_json::json!({
-        "name": name,
+    serde_json::json!({
+        "name": spec.lane_of(role),
         "cli": member.cli,
         "cwd": spec.dir,
         "model": member.model,
         "timeout_secs": spec.turn_timeout_secs,
         "persistent": false,
         "auto_archive_secs": null,
-        "groups": [group],
+        "groups": [spec.group()],
         "as": spec.as_peer,
         "args": args,
         "prompt": prompt,
-    });
-    serde_json::from_value(json).map_err(|e| e.to_string())
+    })
 }
 
 /// The turn of `role` its lane runs, or whose result it holds, when that
 /// turn is newer than `seen` (the last the fleet was fed).
-pub async fn adopt(ctx: &HostContext, spec: &FleetSpec, role: &str, seen: u32) -> Option<u32> {
+pub async fn adopt(ctx: &Arc<HostContext>, spec: &FleetSpec, role: &str, seen: u32) -> Option<u32> {
+    if let Some(host) = remote::host_of(spec, role) {
+        return remote::adopt(ctx, spec, role, &host, seen).await;
+    }
     let lane = lane_of(ctx, spec, role).await?;
     let turn = match lane.call(LaneMsg::Collect, None).await {
         Ok(CallResult::Success(Collected::Result(event))) => event.turn,
@@ -143,6 +151,9 @@ async fn drain(lane: &LaneRef) {
 /// out on the way. The result itself is handed out by [`handed_out`]
 /// once the fleet has saved what it did with it.
 pub async fn wait(ctx: &Arc<HostContext>, spec: &FleetSpec, role: &str, turn: u32) -> TurnEnd {
+    if let Some(host) = remote::host_of(spec, role) {
+        return remote::wait(ctx, spec, role, &host, turn).await;
+    }
     let mut epoch = ctx.mail_epoch.clone();
     loop {
         epoch.borrow_and_update();
@@ -175,15 +186,18 @@ pub async fn handed_out(ctx: &HostContext, spec: &FleetSpec, role: &str, turn: u
 }
 
 /// Interrupts every member's running turn.
-pub async fn interrupt_all(ctx: &HostContext, spec: &FleetSpec) {
+pub async fn interrupt_all(ctx: &Arc<HostContext>, spec: &FleetSpec) {
     for (role, _) in spec.members() {
-        if let Some(lane) = lane_of(ctx, spec, &role).await {
+        if let Some(host) = remote::host_of(spec, &role) {
+            remote::interrupt(ctx, spec, &role, &host).await;
+        } else if let Some(lane) = lane_of(ctx, spec, &role).await {
             let _ = lane.call(LaneMsg::Interrupt, None).await;
         }
     }
 }
 
-fn end_of(kind: EventKind) -> TurnEnd {
+/// A lane's `turn.completed` event as the fleet's run needs it.
+pub(super) fn end_of(kind: EventKind) -> TurnEnd {
     let EventKind::TurnCompleted(r) = kind else {
         return failed("the lane reported no turn result".into());
     };

@@ -1,7 +1,7 @@
 //! Fleets on this host: the `Fleets` actor that runs them ([`runner`]) and
 //! answers service requests ([`service`]),
 //! the ops that change them ([`start`]), their members' lanes
-//! ([`members`]), what status shows ([`view`]) and the daemon's
+//! ([`members`]; those on other hosts through the hub, [`remote`]), what status shows ([`view`]) and the daemon's
 //! acceptance of a step ([`acceptance`]), which reads the declared
 //! artifacts and runs the task author's checks. Before a failed turn runs
 //! again, its member's model endpoint is probed ([`probe`]). The rules themselves
@@ -13,6 +13,7 @@ pub mod acceptance;
 pub mod members;
 mod notice;
 mod probe;
+mod remote;
 pub mod runner;
 mod service;
 mod start;

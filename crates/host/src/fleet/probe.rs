@@ -28,6 +28,10 @@ pub(super) async fn mark(spec: &FleetSpec, role: &str, end: &mut TurnEnd) {
     let Some(member) = spec.members().into_iter().find(|(r, _)| r == role) else {
         return;
     };
+    if member.1.host.is_some() {
+        // Its endpoint is on its own host: a probe from here says nothing.
+        return;
+    }
     let Some(at) = endpoint::of_cli(member.1.cli, &[], |k| std::env::var(k).ok()) else {
         return;
     };

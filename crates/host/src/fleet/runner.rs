@@ -146,6 +146,9 @@ impl Actor for Fleets {
                 state.started(&myself, &name, role, started).await;
             }
             FleetsMsg::Ended(name, role, turn, end) => {
+                if let Some(record) = state.fleets.get_mut(&name) {
+                    super::remote::saw(record, &role, turn, &end);
+                }
                 state
                     .event(&myself, &name, |run, r| {
                         run.seen(&role, turn);
@@ -436,9 +439,18 @@ pub(super) fn perform(
             }
             Action::Judge { step, task } => {
                 let timeout = Duration::from_secs(spec.check_timeout_secs.max(1));
+                let role = record.run.judging.get(&step).map(|a| a.to.clone());
+                let host = role
+                    .as_deref()
+                    .and_then(|r| super::remote::host_of(&spec, r));
                 tokio::spawn(async move {
                     let dir = std::path::PathBuf::from(&spec.dir);
-                    let verdict = super::acceptance::accept(&dir, &task, timeout).await;
+                    let verdict = match (role, host) {
+                        (Some(role), Some(host)) => {
+                            super::remote::judge_step(&ctx, &spec, &role, &host, &task).await
+                        }
+                        _ => super::acceptance::accept(&dir, &task, timeout).await,
+                    };
                     let _ = me.cast(FleetsMsg::Judged(spec.name.clone(), step, verdict));
                 });
             }

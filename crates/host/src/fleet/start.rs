@@ -32,6 +32,12 @@ pub(super) async fn start(
 ) -> Result<FleetView, ControlError> {
     let mut spec = args.spec;
     spec.matrix = state.ctx.config.fleet_matrix.clone();
+    for worker in &mut spec.workers {
+        // `--host` naming this host places the worker here.
+        if worker.host.as_ref() == Some(&state.ctx.host) {
+            worker.host = None;
+        }
+    }
     check_spec(state, &spec).await?;
     let task = match (args.task, spec.lifecycle) {
         (Some(task), _) => Some(task),
@@ -50,6 +56,7 @@ pub(super) async fn start(
         stopped: false,
         run: FleetRun::default(),
         parent,
+        remote_seen: Default::default(),
     };
     let actions = match task {
         Some(task) => with_rules(&mut record, |run, r| run.give(task, r))
@@ -89,8 +96,9 @@ async fn check_spec(state: &FleetsState, spec: &FleetSpec) -> Result<(), Control
         ));
     }
     crate::lanes::ensure_owner(&state.ctx, spec.as_peer.as_ref()).await?;
-    for (role, _) in spec.members() {
-        if members::lane_of(&state.ctx, spec, &role).await.is_some() {
+    super::remote::check_hosts(&state.ctx, spec).await?;
+    for (role, member) in spec.members() {
+        if member.host.is_none() && members::lane_of(&state.ctx, spec, &role).await.is_some() {
             return Err(ControlError::new(
                 ErrorCode::AlreadyExists,
                 format!("a lane named {} exists", spec.lane_of(&role)),
@@ -210,7 +218,16 @@ pub(super) async fn remove(
     }
     let spec = record.spec.clone();
     let mut lanes = Vec::new();
-    for (role, _) in spec.members() {
+    for (role, member) in spec.members() {
+        if let Some(host) = &member.host {
+            match super::remote::remove(&state.ctx, &spec, &role, host).await {
+                Ok(true) => lanes.push(format!("{host}/{}", spec.lane_of(&role))),
+                Ok(false) => {}
+                Err(e) => tracing::warn!(fleet = %name, %role, %host, error = %e.message,
+                    "a remote member's lane stays on its host"),
+            }
+            continue;
+        }
         if members::lane_of(&state.ctx, &spec, &role).await.is_none() {
             continue;
         }

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use flotilla_actors::fleet::{FleetRecord, TaskState};
+use flotilla_actors::fleet::{FleetRecord, MemberSpec, TaskState};
 use flotilla_actors::lane::{LanePhase, LaneRecord};
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::{PeerId, PeerName};
@@ -127,8 +127,12 @@ fn build(
             } else {
                 run.working.get(&role).map(|a| a.step.clone())
             };
+            if m.host.is_some() {
+                return remote_member(record, role, lane_name, m, step);
+            }
             FleetMemberView {
                 lane: lane_name,
+                host: None,
                 cli: m.cli,
                 model: m.model.clone(),
                 phase: lane.map(|l| l.phase),
@@ -173,5 +177,37 @@ fn build(
         recent: run.log.iter().rev().take(RECENT).rev().cloned().collect(),
         parent: record.parent.clone(),
         children: children(record, all),
+    }
+}
+
+/// A member on another host, as the fleet last heard of it.
+fn remote_member(
+    record: &FleetRecord,
+    role: String,
+    lane: String,
+    m: &MemberSpec,
+    step: Option<String>,
+) -> FleetMemberView {
+    let seen = record.remote_seen.get(&role);
+    let busy = record.run.working.contains_key(&role) || record.run.serving.contains_key(&role);
+    let phase = match (busy, seen) {
+        (true, _) => Some(LanePhase::Running),
+        (false, Some(_)) => Some(LanePhase::Idle),
+        (false, None) => None,
+    };
+    FleetMemberView {
+        lane,
+        host: m.host.clone(),
+        cli: m.cli,
+        model: m.model.clone(),
+        phase,
+        turns: seen.map_or(0, |s| s.turn),
+        step,
+        context_used_pct: seen.and_then(|s| s.context_used_pct),
+        usage: None,
+        cost_usd: seen.and_then(|s| s.cost_usd),
+        inbox_depth: 0,
+        quiet_secs: None,
+        role,
     }
 }

@@ -71,6 +71,7 @@ async fn answer(ctx: &Arc<HostContext>, call: LaneCall) -> Result<Value, Control
         Request::LaneArchive(a) => drive(ctx, &policy, &call, &a.name).await?,
         Request::LaneEvents(a) => drive(ctx, &policy, &call, &a.name).await?,
         Request::LaneRemove(a) => drive(ctx, &policy, &call, &a.name).await?,
+        Request::LaneFiles(a) => drive(ctx, &policy, &call, &a.name).await?,
         Request::LaneList(_) | Request::LaneDoctor(_) => {
             policy.check_open().map_err(|why| forbidden(ctx, why))?
         }
