@@ -279,3 +279,100 @@ fn a_claude_supervisor_whose_endpoint_is_down_waits_for_it_and_spends_no_bounce(
     let history = home.json(&["fleet", "history", "lead"]).to_string();
     assert!(history.contains("answers again"), "{history}");
 }
+
+/// Plans one step without artifacts; done once it was accepted.
+const STEP_SUPERVISOR: &str = r#"#!/bin/sh
+prompt=$(cat)
+case "$prompt" in
+  *"was accepted"*) echo '{"done": true}' ;;
+  *) echo '{"dispatch": [{"to": "worker-1", "step": "think", "prompt": "think it through"}]}' ;;
+esac
+"#;
+
+/// Rotation that acts mid-turn: a real Claude Code worker's first model
+/// call reports its context as it starts streaming (slowly); past
+/// `--rotate-now-at` the daemon interrupts the turn, the worker hands over
+/// its note, and a fresh session runs the same step again, which is then
+/// accepted without a bounce. A successor's first turn is never cut.
+#[test]
+fn a_claude_worker_past_the_ceiling_mid_turn_is_cut_short_and_its_successor_runs_the_step_again() {
+    let note = "## Done\nnothing yet\n## In progress\nCUT-MARK thinking\n## Next\nfinish";
+    let replies = vec![
+        Reply::Slow {
+            text: "this answer is never finished because the turn is cut short".into(),
+            chunk_delay: Duration::from_secs(2),
+        },
+        Reply::text(note),
+        Reply::text("thought it through"),
+    ];
+    let server = ModelServer::start(Script::new(replies));
+    let env = VendorEnv::new(&server);
+    if env.bin(CliKind::Claude).is_none() {
+        return;
+    }
+    let mut home = TestHome::new();
+    home.env.extend(env.env());
+    home.spawn_daemon("h");
+    let sup = home.path().join("sup.sh");
+    write_executable(&sup, STEP_SUPERVISOR);
+    let task = home.path().join("task.json");
+    std::fs::write(&task, r#"{"goal": "think it through"}"#).expect("task");
+    let dir = env.workdir().display().to_string();
+    let (sup, task) = (sup.display().to_string(), task.display().to_string());
+    // Claude reports 0.0055% as a call starts and 0.0011% at its end: only
+    // the figure mid-turn reaches the ceiling.
+    home.json(&[
+        "fleet",
+        "start",
+        "lead",
+        "--supervisor",
+        "exec",
+        "--supervisor-cmd",
+        &sup,
+        "--workers",
+        "1",
+        "--worker-cli",
+        "claude",
+        "-m",
+        default_model(CliKind::Claude),
+        "--rotate-at",
+        "0.005",
+        "--rotate-now-at",
+        "0.005",
+        "-C",
+        &dir,
+        "--task",
+        &task,
+    ]);
+    let v = ended(&home);
+    assert_eq!(v["state"], "completed", "{v}");
+    assert_eq!(
+        v["steps"][0]["bounces"], 0,
+        "the cut turn is no bounce: {v}"
+    );
+    let history = home.json(&["fleet", "history", "lead"]);
+    let said = history["decisions"].to_string();
+    assert!(said.contains("mid-turn (cut at 0%)"), "{said}");
+    assert!(said.contains("cut short for its context"), "{said}");
+    assert_eq!(history["handoffs"][0]["role"], "worker-1", "{history}");
+    assert_eq!(
+        history["handoffs"][0]["note"]["from_member"], true,
+        "{history}"
+    );
+    let asked = server.model_requests();
+    assert_eq!(
+        asked.len(),
+        3,
+        "the cut call, the note, the successor's call"
+    );
+    let successor = asked[2].body.to_string();
+    assert!(successor.contains("CUT-MARK thinking"), "{successor}");
+    assert!(
+        successor.contains("Step think"),
+        "the same step again: {successor}"
+    );
+    assert!(
+        !successor.contains("this answer is never finished"),
+        "a fresh session: {successor}"
+    );
+}

@@ -114,6 +114,7 @@ async fn start_fleet(
         turn_timeout_secs: None,
         check_timeout_secs: 60,
         rotate_at_pct: 60.0,
+        rotate_now_at_pct: None,
         wall_wait_secs: 300,
         matrix: Vec::new(),
         as_peer: None,

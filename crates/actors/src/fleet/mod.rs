@@ -14,6 +14,7 @@ pub mod acceptance;
 pub mod budget;
 mod handoff;
 pub mod matrix;
+mod midturn;
 pub mod nesting;
 pub mod offline;
 pub mod pairs;

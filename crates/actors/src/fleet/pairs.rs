@@ -81,6 +81,13 @@ pub const PAIRS: &[Pair] = &[
         PairStatus::Verified,
         "tests/e2e/vendor_fleet.rs",
     ),
+    row(
+        CliKind::Exec,
+        CliKind::Claude,
+        Lifecycle::Task,
+        PairStatus::Verified,
+        "tests/e2e/vendor_fleet.rs",
+    ),
 ];
 
 /// May `supervisor` lead `worker` in `lifecycle`? The reason when not.

@@ -80,6 +80,10 @@ pub struct FleetSpec {
     /// Context use (percent of the window) at which a member rotates.
     #[serde(default = "default_rotate_at")]
     pub rotate_at_pct: f64,
+    /// Context use at which a member's running turn is cut short to
+    /// rotate (100: never); `None`: 90, or `rotate_at_pct` when higher.
+    #[serde(default)]
+    pub rotate_now_at_pct: Option<f64>,
     /// How long each of the task's checks may run, in seconds.
     #[serde(default = "default_check_timeout")]
     pub check_timeout_secs: u64,
@@ -147,6 +151,12 @@ impl FleetSpec {
         format!("{}-{role}", self.name)
     }
 
+    /// Context use at which a running turn is cut short to rotate.
+    pub fn rotate_now_at(&self) -> f64 {
+        self.rotate_now_at_pct
+            .unwrap_or(super::rotation::DEFAULT_CEILING_PCT.max(self.rotate_at_pct))
+    }
+
     /// The fleet's private group.
     pub fn group(&self) -> String {
         format!("fleet-{}", self.name)
@@ -189,6 +199,13 @@ impl FleetSpec {
             return Err(
                 "the supervisor runs on the fleet's own host; --host places workers only".into(),
             );
+        }
+        let ceiling = self.rotate_now_at();
+        if !(ceiling >= self.rotate_at_pct && ceiling <= 100.0) {
+            return Err(format!(
+                "--rotate-now-at must be at least --rotate-at ({}) and at most 100, not {ceiling}",
+                self.rotate_at_pct
+            ));
         }
         if self.max_busy == Some(0) {
             return Err("--max-busy must be at least 1".into());

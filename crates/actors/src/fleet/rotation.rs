@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 /// The default threshold, in percent of the context window.
 pub const DEFAULT_THRESHOLD_PCT: f64 = 60.0;
 
+/// The default ceiling at which a running turn is cut short to rotate.
+pub const DEFAULT_CEILING_PCT: f64 = 90.0;
+
 /// The template's three headings, in order.
 pub const SECTIONS: [&str; 3] = ["## Done", "## In progress", "## Next"];
 

@@ -47,6 +47,9 @@ pub struct Rules<'a> {
     pub now_ms: u64,
     /// Context use (percent) at which a member rotates.
     pub rotate_at_pct: f64,
+    /// Context use (percent) at which a running turn is cut short to
+    /// rotate ([`super::midturn`]).
+    pub rotate_now_at_pct: f64,
     /// Each role's fallback models, after its own.
     pub chains: &'a BTreeMap<String, Vec<String>>,
     /// How long the fleet waits at a usage wall with no model left.
@@ -107,6 +110,9 @@ pub enum Action {
         /// What it is judged against.
         task: Task,
     },
+    /// Interrupt the running turn of the member `role` (its context hit
+    /// the ceiling mid-turn).
+    Interrupt(String),
     /// The task ended in this state.
     Ended(TaskState),
     /// The fleet paused, for this reason.
@@ -183,6 +189,10 @@ pub struct FleetRun {
     /// their next turn.
     #[serde(default)]
     pub rotate: BTreeSet<String>,
+    /// Members whose running turn the daemon interrupted at the context
+    /// ceiling: run again after their rotation.
+    #[serde(default)]
+    pub cut_short: BTreeSet<String>,
     /// Handoff notes asked for, by role, with the turn they hold back.
     #[serde(default)]
     pub noting: BTreeMap<String, NoteAsk>,
@@ -285,6 +295,9 @@ impl FleetRun {
         self.spent.used(account, end.tokens, end.cost);
         if let Some(ask) = self.noting.remove(role) {
             self.handed_over(role, ask, end, r);
+            return self.pump(r);
+        }
+        if self.was_cut_short(role, &end, r) {
             return self.pump(r);
         }
         if let Some(endpoint) = end.offline.as_deref().filter(|_| !end.ok) {

@@ -41,6 +41,7 @@ impl Fixture {
             elapsed: Duration::from_secs(1),
             now_ms: self.now_ms,
             rotate_at_pct: 60.0,
+            rotate_now_at_pct: 90.0,
             chains: &self.chains,
             wall_wait_ms: 60_000,
             matrix: &self.matrix,

@@ -201,6 +201,11 @@ pub(crate) struct FleetStartArgs {
     /// to a fresh session with a handoff note (default 60).
     #[arg(long = "rotate-at", value_name = "PCT")]
     pub(crate) rotate_at: Option<f64>,
+    /// Context use at which a member's running turn is cut short: it is
+    /// interrupted, hands over and its successor runs it again (default 90,
+    /// or --rotate-at when higher; 100: never).
+    #[arg(long = "rotate-now-at", value_name = "PCT")]
+    pub(crate) rotate_now_at: Option<f64>,
     /// The peer of this host that owns the fleet's lanes (default: the fleet
     /// file's `as`, else FLOTILLA_PEER, which a lane's own processes have,
     /// else the operator).

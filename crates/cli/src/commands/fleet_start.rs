@@ -37,6 +37,7 @@ struct FleetFile {
     turn_timeout: Option<String>,
     check_timeout: Option<String>,
     rotate_at: Option<f64>,
+    rotate_now_at: Option<f64>,
     wall_wait: Option<String>,
     #[serde(default)]
     supervisor_fallback: Vec<String>,
@@ -228,6 +229,7 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
             .rotate_at
             .or(f.rotate_at)
             .unwrap_or(flotilla_actors::fleet::rotation::DEFAULT_THRESHOLD_PCT),
+        rotate_now_at_pct: a.rotate_now_at.or(f.rotate_now_at),
         as_peer,
     };
     spec.validate()

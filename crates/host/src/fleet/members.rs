@@ -149,14 +149,24 @@ async fn drain(lane: &LaneRef) {
 
 /// Waits for turn `turn` of `role` to end; earlier results are handed
 /// out on the way. The result itself is handed out by [`handed_out`]
-/// once the fleet has saved what it did with it.
-pub async fn wait(ctx: &Arc<HostContext>, spec: &FleetSpec, role: &str, turn: u32) -> TurnEnd {
+/// once the fleet has saved what it did with it. Each higher context
+/// figure the turn reports while it runs goes to `on_context` (a member
+/// on another host reports at its turn's end only).
+pub async fn wait(
+    ctx: &Arc<HostContext>,
+    spec: &FleetSpec,
+    role: &str,
+    turn: u32,
+    on_context: &(dyn Fn(f64) + Send + Sync),
+) -> TurnEnd {
     if let Some(host) = remote::host_of(spec, role) {
         return remote::wait(ctx, spec, role, &host, turn).await;
     }
     let mut epoch = ctx.mail_epoch.clone();
+    let mut context = ContextWatch::default();
     loop {
         epoch.borrow_and_update();
+        context.look(ctx, &spec.lane_of(role), turn, on_context);
         let Some(lane) = lane_of(ctx, spec, role).await else {
             return failed(format!("the lane {} is gone", spec.lane_of(role)));
         };
@@ -175,6 +185,58 @@ pub async fn wait(ctx: &Arc<HostContext>, spec: &FleetSpec, role: &str, turn: u3
             _ => {}
         }
         let _ = tokio::time::timeout(LOOK_AGAIN, epoch.changed()).await;
+    }
+}
+
+/// The context figures of a running turn, read from its lane's event log.
+#[derive(Default)]
+struct ContextWatch {
+    /// The last event read.
+    after: u64,
+    /// The highest figure told.
+    told: f64,
+}
+
+impl ContextWatch {
+    /// Tells `on_context` of a figure of turn `turn` higher than any told.
+    fn look(
+        &mut self,
+        ctx: &HostContext,
+        lane: &str,
+        turn: u32,
+        on_context: &(dyn Fn(f64) + Send + Sync),
+    ) {
+        let Ok(events) = ctx.store.lane_events(lane, self.after, 10_000) else {
+            return;
+        };
+        let mut highest = None;
+        for event in &events {
+            self.after = self.after.max(event.seq);
+            if let EventKind::Usage {
+                context_used_pct: Some(pct),
+                ..
+            } = event.kind
+                && event.turn == turn
+                && pct.is_finite()
+                && pct > self.told
+            {
+                self.told = pct;
+                highest = Some(pct);
+            }
+        }
+        if let Some(pct) = highest {
+            on_context(pct);
+        }
+    }
+}
+
+/// Interrupts `role`'s running turn, on whichever host it runs.
+pub async fn interrupt(ctx: &Arc<HostContext>, spec: &FleetSpec, role: &str) {
+    if let Some(host) = remote::host_of(spec, role) {
+        return remote::interrupt(ctx, spec, role, &host).await;
+    }
+    if let Some(lane) = lane_of(ctx, spec, role).await {
+        let _ = lane.call(LaneMsg::Interrupt, None).await;
     }
 }
 

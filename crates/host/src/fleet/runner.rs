@@ -53,6 +53,8 @@ pub enum FleetsMsg {
     Started(PeerName, String, Result<u32, String>),
     /// A member's turn ended.
     Ended(PeerName, String, u32, TurnEnd),
+    /// A member's running turn reports its context use (percent).
+    Context(PeerName, String, u32, f64),
     /// A step was judged.
     Judged(PeerName, String, Verdict),
     /// A usage wall should have lifted.
@@ -168,6 +170,13 @@ impl Actor for Fleets {
                     .await;
             }
             FleetsMsg::Probed(name, at, answers) => state.probed(&myself, &name, at, answers).await,
+            FleetsMsg::Context(name, role, turn, pct) => {
+                state
+                    .event(&myself, &name, |run, r| {
+                        run.context_seen(&role, turn, pct, r)
+                    })
+                    .await;
+            }
             FleetsMsg::Judged(name, step, verdict) => {
                 state
                     .event(&myself, &name, |run, r| run.judged(&step, verdict, r))
@@ -209,6 +218,7 @@ pub(super) fn with_rules<T>(
         elapsed: Duration::from_millis(now_ms.saturating_sub(record.started_ms)),
         now_ms,
         rotate_at_pct: spec.rotate_at_pct,
+        rotate_now_at_pct: spec.rotate_now_at(),
         chains: &chains,
         wall_wait_ms: spec.wall_wait_secs.saturating_mul(1000),
         matrix: &spec.matrix,
@@ -399,7 +409,11 @@ fn wait_for(
 ) {
     let (ctx, me, spec) = (ctx.clone(), myself.clone(), record.spec.clone());
     tokio::spawn(async move {
-        let mut end = members::wait(&ctx, &spec, &role, turn).await;
+        let (fleet, who, tell) = (spec.name.clone(), role.clone(), me.clone());
+        let context = move |pct: f64| {
+            let _ = tell.cast(FleetsMsg::Context(fleet.clone(), who.clone(), turn, pct));
+        };
+        let mut end = members::wait(&ctx, &spec, &role, turn, &context).await;
         super::probe::mark(&spec, &role, &mut end).await;
         let _ = me.cast(FleetsMsg::Ended(spec.name.clone(), role, turn, end));
     });
@@ -472,6 +486,9 @@ pub(super) fn perform(
                 });
             }
             Action::Probe(at) => super::probe::again(me, spec.name.clone(), at),
+            Action::Interrupt(role) => {
+                tokio::spawn(async move { members::interrupt(&ctx, &spec, &role).await });
+            }
             Action::Answered(id, _) => {
                 tracing::warn!(fleet = %spec.name, id, "an answer reached the wrong place");
             }
