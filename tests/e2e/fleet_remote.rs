@@ -173,6 +173,18 @@ fn a_worker_on_another_host_is_judged_there_and_its_accepted_artifact_comes_home
     assert_eq!(worker["turns"], 2, "{done}");
     assert_eq!(worker["phase"], "idle", "{done}");
 
+    // Once the fleet saved what it did with them, the results are collected
+    // from the remote lane: none waits there.
+    wait_until(
+        "the remote results to be collected",
+        Duration::from_secs(30),
+        || {
+            f.laptop
+                .json(&["lane", "status", "rep-worker-1", "--host", "work"])["uncollected"]
+                == false
+        },
+    );
+
     // `fleet rm` removes the remote lane too.
     let removed = f.laptop.json(&["fleet", "rm", "rep"]);
     assert!(
@@ -299,4 +311,39 @@ fn lane_files_reads_nothing_outside_the_lanes_directory_nor_for_another_host() {
     f.laptop
         .ok(&["lane", "rm", "box", "--host", "work", "--force"]);
     assert_eq!(Remote::lanes_of(&f.work), ["work/own"]);
+}
+
+#[test]
+fn after_kill_9_of_the_fleets_daemon_the_remote_workers_turn_is_adopted_not_run_again() {
+    let mut f = federation();
+    let go = f.laptop.path().join("go");
+    let waiter = format!(
+        "#!/bin/sh\ncat >> prompts.log\necho --- >> prompts.log\ni=0\n\
+         while [ ! -e {go} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n\
+         printf '# Report\\n\\nConclusion: it holds.\\n' > report.md\necho done\n",
+        go = go.display()
+    );
+    write_executable(&f.laptop.path().join("work.sh"), &waiter);
+    f.start();
+    wait_until("the worker to run on work", Duration::from_secs(60), || {
+        let status = f
+            .laptop
+            .command(&["--json", "lane", "status", "rep-worker-1", "--host", "work"])
+            .output()
+            .expect("status");
+        serde_json::from_slice::<Value>(&status.stdout).is_ok_and(|v| v["phase"] == "running")
+    });
+    f.laptop.kill_daemon();
+    f.laptop.spawn_daemon("laptop");
+    std::fs::write(&go, "").expect("go");
+    let done = f.wait_state("completed");
+    assert_eq!(
+        done["members"][1]["turns"], 1,
+        "the turn was adopted: {done}"
+    );
+    let there = f
+        .laptop
+        .json(&["lane", "status", "rep-worker-1", "--host", "work"]);
+    assert_eq!(there["turns"], 1, "it ran once on work: {there}");
+    assert!(f.dir.join("report.md").exists(), "brought home");
 }

@@ -150,8 +150,7 @@ async fn drain(lane: &LaneRef) {
 /// Waits for turn `turn` of `role` to end; earlier results are handed
 /// out on the way. The result itself is handed out by [`handed_out`]
 /// once the fleet has saved what it did with it. Each higher context
-/// figure the turn reports while it runs goes to `on_context` (a member
-/// on another host reports at its turn's end only).
+/// figure the turn reports while it runs goes to `on_context`.
 pub async fn wait(
     ctx: &Arc<HostContext>,
     spec: &FleetSpec,
@@ -160,7 +159,7 @@ pub async fn wait(
     on_context: &(dyn Fn(f64) + Send + Sync),
 ) -> TurnEnd {
     if let Some(host) = remote::host_of(spec, role) {
-        return remote::wait(ctx, spec, role, &host, turn).await;
+        return remote::wait(ctx, spec, role, &host, turn, on_context).await;
     }
     let mut epoch = ctx.mail_epoch.clone();
     let mut context = ContextWatch::default();
@@ -241,7 +240,13 @@ pub async fn interrupt(ctx: &Arc<HostContext>, spec: &FleetSpec, role: &str) {
 }
 
 /// The fleet saved what it did with turn `turn` of `role`: hand it out.
-pub async fn handed_out(ctx: &HostContext, spec: &FleetSpec, role: &str, turn: u32) {
+pub async fn handed_out(ctx: &Arc<HostContext>, spec: &FleetSpec, role: &str, turn: u32) {
+    if let Some(host) = remote::host_of(spec, role) {
+        // A call through the hub: never in the fleets' actor's way.
+        let (ctx, spec, role) = (ctx.clone(), spec.clone(), role.to_owned());
+        tokio::spawn(async move { remote::collect(&ctx, &spec, &role, &host, turn).await });
+        return;
+    }
     if let Some(lane) = lane_of(ctx, spec, role).await {
         let _ = lane.cast(LaneMsg::HandedOut(turn));
     }

@@ -34,6 +34,10 @@ const WAIT_SLICE_MS: u64 = 25_000;
 /// down (its lane keeps running there) before the turn counts as lost.
 const UNREACHABLE_FOR: Duration = Duration::from_secs(24 * 3600);
 
+/// Looks at an idle remote lane with no end of the turn in its log before
+/// the turn counts as lost.
+const IDLE_LOOKS: u32 = 3;
+
 /// The pause between asks while the member's host cannot be reached.
 const ASK_AGAIN: Duration = Duration::from_secs(3);
 
@@ -136,62 +140,77 @@ pub(super) async fn begin(
     Ok(reply.turn)
 }
 
-/// Waits for turn `turn` of the remote member `role` to end; results of
-/// earlier turns are collected on the way. While `host` cannot be reached
-/// the wait goes on (the lane keeps running there).
+/// Waits for turn `turn` of the remote member `role` to end, following
+/// its lane's events on its host: each higher context figure of the turn
+/// goes to `on_context` while it runs. Nothing is collected here (the
+/// result stays on the lane until [`collect`], once the fleet saved what
+/// it did with it). While `host` cannot be reached the wait goes on (the
+/// lane keeps running there).
 pub(super) async fn wait(
     ctx: &Arc<HostContext>,
     spec: &FleetSpec,
     role: &str,
     host: &HostName,
     turn: u32,
+    on_context: &(dyn Fn(f64) + Send + Sync),
 ) -> TurnEnd {
     let lane = spec.lane_of(role);
     let started = tokio::time::Instant::now();
+    let (mut after, mut told, mut idle) = (0u64, 0f64, 0u32);
     loop {
-        let args = json!({"name": lane, "timeout_ms": WAIT_SLICE_MS});
-        match call::<LaneEvent>(ctx, spec, host, "lane.wait", args).await {
-            Ok(event) if event.turn < turn => continue,
-            Ok(event) if event.turn == turn => return super::members::end_of(event.kind),
-            Ok(_) => return logged(ctx, spec, role, host, turn).await,
-            Err(e) if e.code == ErrorCode::TimedOut => continue,
-            // Collected already (this daemon died after collecting it).
-            Err(e) if e.code == ErrorCode::NotFound => {
-                return logged(ctx, spec, role, host, turn).await;
-            }
+        let args = json!({"name": lane, "after": after, "wait_ms": WAIT_SLICE_MS, "limit": 10_000});
+        let reply = match call::<LaneEventsReply>(ctx, spec, host, "lane.events", args).await {
+            Ok(reply) => reply,
             Err(e) if e.code == ErrorCode::Unavailable && started.elapsed() < UNREACHABLE_FOR => {
                 tracing::info!(fleet = %spec.name, %role, %host, error = %e.message, "a remote member cannot be reached; asking again");
                 tokio::time::sleep(ASK_AGAIN).await;
+                continue;
             }
             Err(e) => return failed(format!("{host}: {}", e.message)),
+        };
+        if reply.idle && reply.events.is_empty() {
+            // Idle with nothing new: the turn's end is not in its log.
+            idle += 1;
+            if idle >= IDLE_LOOKS {
+                return failed(format!("turn {turn} of {lane} on {host} left no result"));
+            }
+            tokio::time::sleep(ASK_AGAIN).await;
+            continue;
+        }
+        for event in reply.events {
+            after = after.max(event.seq);
+            match event.kind {
+                EventKind::Usage {
+                    context_used_pct: Some(pct),
+                    ..
+                } if event.turn == turn && pct.is_finite() && pct > told => {
+                    told = pct;
+                    on_context(pct);
+                }
+                kind @ EventKind::TurnCompleted(_) if event.turn == turn => {
+                    return super::members::end_of(kind);
+                }
+                _ => {}
+            }
         }
     }
 }
 
-/// Turn `turn`'s end from the remote lane's event log (its result was
-/// collected before this daemon saved what it did with it).
-async fn logged(
+/// Collects the remote member's results up to turn `turn` (the fleet has
+/// saved what it did with them), so none waits on its lane.
+pub(super) async fn collect(
     ctx: &Arc<HostContext>,
     spec: &FleetSpec,
     role: &str,
     host: &HostName,
     turn: u32,
-) -> TurnEnd {
-    let args = json!({"name": spec.lane_of(role), "after": 0, "limit": 100_000});
-    match call::<LaneEventsReply>(ctx, spec, host, "lane.events", args).await {
-        Ok(reply) => reply
-            .events
-            .into_iter()
-            .rev()
-            .find(|e| e.turn == turn && matches!(e.kind, EventKind::TurnCompleted(_)))
-            .map(|e| super::members::end_of(e.kind))
-            .unwrap_or_else(|| {
-                failed(format!(
-                    "turn {turn} of {} on {host} left no result",
-                    spec.lane_of(role)
-                ))
-            }),
-        Err(e) => failed(format!("{host}: {}", e.message)),
+) {
+    for _ in 0..8 {
+        let args = json!({"name": spec.lane_of(role), "timeout_ms": 0});
+        match call::<LaneEvent>(ctx, spec, host, "lane.wait", args).await {
+            Ok(event) if event.turn < turn => continue,
+            _ => return,
+        }
     }
 }
 
