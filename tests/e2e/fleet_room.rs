@@ -196,6 +196,29 @@ fn the_control_room_is_a_tmux_session_whose_panes_follow_the_members() {
         only.contains("wrote one.md") && !only.contains("wrote two.md"),
         "{only}"
     );
+    // The JSON follow: one line per decision and per member event.
+    let json = home.ok(&["--json", "fleet", "watch", "rep", "--only", "worker-1"]);
+    let lines: Vec<serde_json::Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["schema"] == "flotilla.fleet-member-event.v1" && l["role"] == "worker-1"),
+        "{json}"
+    );
+    assert!(
+        lines.iter().any(|l| l["type"] == "turn.completed"),
+        "{json}"
+    );
+    let all = home.ok(&["--json", "fleet", "watch", "rep"]);
+    for schema in [
+        "flotilla.fleet-decision.v1",
+        "flotilla.fleet-member-event.v1",
+    ] {
+        assert!(all.contains(schema), "no {schema} line in:\n{all}");
+    }
     let err = home.fails(&["fleet", "watch", "rep", "--only", "worker-9"], 2);
     assert!(
         err.contains("worker-9") && err.contains("worker-2"),

@@ -173,6 +173,19 @@ fn a_fleet_completes_when_the_daemon_accepts_its_steps_and_its_task() {
     assert!(said.contains("the task is completed"), "{said}");
     let lanes = f.home.json(&["lane", "list"]);
     assert_eq!(lanes["lanes"].as_array().map(Vec::len), Some(2), "{lanes}");
+    // The supervisor's lane owns the worker's: the worker's result is in
+    // its inbox; the supervisor's own owner is the operator.
+    let worker = f.home.json(&["lane", "status", "rep-worker-1"]);
+    assert_eq!(worker["owner"], "h/rep-supervisor", "{worker}");
+    let supervisor = f.home.json(&["lane", "status", "rep-supervisor"]);
+    assert_eq!(supervisor["owner"], "h/operator", "{supervisor}");
+    let told = f.home.json(&["inbox", "--as", "rep-supervisor", "--peek"]);
+    assert!(
+        told["messages"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m["from"] == "h/rep-worker-1")),
+        "{told}"
+    );
     let busy = f.home.run(&["fleet", "task", "rep", &f.file("task.json")]);
     assert!(
         busy.status.success(),

@@ -17,11 +17,30 @@ use flotilla_actors::protocol::{
     LaneEventsArgs, LaneEventsReply, RemoteCallArgs,
 };
 use flotilla_host::client::{ClientError, ControlClient};
+use serde::Serialize;
 
 use super::Env;
 use super::fleet_room::DECISIONS;
 use crate::exit::{CliError, FAILED, OK};
 use crate::output::{self, outln};
+
+/// Schema id of a decision line of the JSON follow.
+const DECISION_SCHEMA: &str = "flotilla.fleet-decision.v1";
+
+/// Schema id of a member's event line of the JSON follow.
+const MEMBER_EVENT_SCHEMA: &str = "flotilla.fleet-member-event.v1";
+
+/// One member's lane event in the JSON follow
+/// (`flotilla.fleet-member-event.v1`): the event's own fields and the
+/// member's role.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub(crate) struct MemberEvent {
+    /// The member's role (`supervisor`, `worker-1`, ...).
+    pub(crate) role: String,
+    /// The lane event, as `lane events --json` shows it.
+    #[serde(flatten)]
+    pub(crate) event: LaneEvent,
+}
 
 /// How often the follow asks again.
 const EVERY: Duration = Duration::from_millis(500);
@@ -61,8 +80,9 @@ impl Only {
 }
 
 /// Follows fleet `name` until its task is no longer running (exit 0
-/// completed, 1 anything else). With `--json`, the decisions only, as
-/// `flotilla.fleet-decision.v1` lines.
+/// completed, 1 anything else). With `--json`, one line per decision
+/// (`flotilla.fleet-decision.v1`) and per member event
+/// (`flotilla.fleet-member-event.v1`), in time order.
 pub(crate) async fn follow(env: &Env, name: PeerName, only: Only) -> Result<u8> {
     let mut client = env.client().await?;
     let mut shown = 0usize;
@@ -83,24 +103,30 @@ pub(crate) async fn follow(env: &Env, name: PeerName, only: Only) -> Result<u8> 
                 .call(&FleetHistoryArgs { name: name.clone() })
                 .await?;
             for d in reply.decisions.iter().skip(shown) {
-                if env.json {
-                    output::json_line_as("flotilla.fleet-decision.v1", d)?;
-                    continue;
-                }
-                let line = format!("{}  {}", Timestamp(d.at_ms), d.text);
-                lines.push((d.at_ms, prefixed(&only, "fleet", line)));
+                let line = if env.json {
+                    output::json_text_as(DECISION_SCHEMA, d)?
+                } else {
+                    let line = format!("{}  {}", Timestamp(d.at_ms), d.text);
+                    prefixed(&only, "fleet", line)
+                };
+                lines.push((d.at_ms, line));
             }
             shown = reply.decisions.len();
         }
-        if !env.json {
-            for m in view.members.iter().filter(|m| only.member(&m.role)) {
-                let after = seen.entry(m.role.clone()).or_default();
-                let events = member_events(&mut client, m, after).await?;
-                lines.extend(
-                    events
-                        .iter()
-                        .map(|e| (e.at.0, prefixed(&only, &m.role, output::event_line(e)))),
-                );
+        for m in view.members.iter().filter(|m| only.member(&m.role)) {
+            let after = seen.entry(m.role.clone()).or_default();
+            for event in member_events(&mut client, m, after).await? {
+                let at = event.at.0;
+                let line = if env.json {
+                    let event = MemberEvent {
+                        role: m.role.clone(),
+                        event,
+                    };
+                    output::json_text_as(MEMBER_EVENT_SCHEMA, &event)?
+                } else {
+                    prefixed(&only, &m.role, output::event_line(&event))
+                };
+                lines.push((at, line));
             }
         }
         lines.sort_by_key(|(at, _)| *at);

@@ -16,6 +16,7 @@ mod fleet_start;
 mod fleet_tree;
 mod fleet_view;
 mod fleet_watch;
+pub(crate) use fleet_follow::MemberEvent;
 pub(crate) use fleet_view::PairsReply;
 pub(crate) use fleet_watch::RoomReply;
 mod hook;

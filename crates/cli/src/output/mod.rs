@@ -88,8 +88,12 @@ pub(crate) fn json_as<T: Serialize>(schema_id: &str, value: &T) -> Result<(), St
 
 /// One JSON line: `value` with `"schema": schema_id` first (see [`json_as`]).
 pub(crate) fn json_line_as<T: Serialize>(schema_id: &str, value: &T) -> Result<(), StdoutError> {
-    let text = serde_json::to_string(&with_schema(schema_id, value)?)?;
-    outln!("{text}")
+    outln!("{}", json_text_as(schema_id, value)?)
+}
+
+/// `value` as one line of JSON with its `schema` key, not printed yet.
+pub(crate) fn json_text_as<T: Serialize>(schema_id: &str, value: &T) -> serde_json::Result<String> {
+    serde_json::to_string(&with_schema(schema_id, value)?)
 }
 
 /// `value` as JSON, with a `schema` key first unless it has one already.

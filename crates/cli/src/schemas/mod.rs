@@ -90,6 +90,10 @@ pub(crate) fn catalog() -> Vec<Shape> {
             derived::<flotilla_actors::fleet::run::Decision>(),
         ),
         (
+            "flotilla.fleet-member-event.v1",
+            derived::<crate::commands::MemberEvent>(),
+        ),
+        (
             "flotilla.fleet-room.v1",
             derived::<crate::commands::RoomReply>(),
         ),

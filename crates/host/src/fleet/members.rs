@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_actors::fleet::{FleetSpec, MemberSpec, TurnEnd};
+use flotilla_actors::fleet::{FleetSpec, MemberSpec, SUPERVISOR, TurnEnd};
 use flotilla_actors::lane::events::EventKind;
 use flotilla_actors::lane::resets::resets_at;
 use flotilla_actors::lane::{CliKind, TurnStatus};
@@ -73,8 +73,9 @@ pub async fn begin(
     if model.is_some() {
         member.model = model;
     }
-    let args = serde_json::from_value(start_json(spec, role, &member, prompt))
-        .map_err(|e| e.to_string())?;
+    let mut json = start_json(spec, role, &member, prompt);
+    json["as"] = serde_json::json!(owner_of(ctx, spec, role).await);
+    let args = serde_json::from_value(json).map_err(|e| e.to_string())?;
     let lanes = ctx
         .children
         .lanes()
@@ -86,6 +87,17 @@ pub async fn begin(
         Ok(CallResult::Success(r)) => r.map(|s| s.turn).map_err(|e: ControlError| e.message),
         _ => Err("the lane supervisor is not answering".into()),
     }
+}
+
+/// The owner of `role`'s new lane on this host: a worker's is the
+/// supervisor's lane (which may then drive it, and whose inbox its results
+/// reach); the supervisor's, and a worker's started before the supervisor
+/// ever ran (a service request straight to it), is the fleet's `--as`.
+async fn owner_of(ctx: &HostContext, spec: &FleetSpec, role: &str) -> Option<PeerName> {
+    if role != SUPERVISOR && lane_of(ctx, spec, SUPERVISOR).await.is_some() {
+        return PeerName::new(&spec.lane_of(SUPERVISOR)).ok();
+    }
+    spec.as_peer.clone()
 }
 
 /// The `lane.start` arguments of `role`'s lane (names and groups are
