@@ -2,8 +2,7 @@
 //! [`FleetRecord`] whose run ([`flotilla_actors::fleet::run`]) decides
 //! everything. The actor feeds the run what happened, saves the record
 //! (durably) before doing anything the run asked for, and does it in
-//! tasks of its own: members' turns ([`super::members`]) and acceptance
-//! ([`super::acceptance`]). At start it reloads every fleet and picks up
+//! tasks of its own ([`super::actions`]). At start it reloads every fleet and picks up
 //! what was in flight: a turn it had started is waited for, one it had not
 //! is started, a judgement is made again (the ledger never accepts a step
 //! twice).
@@ -23,6 +22,7 @@ use flotilla_actors::protocol::{
 };
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
+use super::actions::{adopt_or_run, perform, wait_for};
 use super::{members, start, view};
 use crate::context::HostContext;
 
@@ -373,125 +373,5 @@ impl FleetsState {
         let more = with_rules(record, |run, r| run.pump(r));
         actions.extend(more);
         perform(&self.ctx, myself, record, actions);
-    }
-}
-
-/// A turn the run had not seen start: the daemon may have died between
-/// starting it and saving that. The member's lane then runs it, or holds
-/// its result (newer than the run has seen): adopt it rather than run the
-/// turn twice.
-fn adopt_or_run(
-    ctx: &Arc<HostContext>,
-    myself: &FleetsRef,
-    record: &FleetRecord,
-    role: String,
-    seen: u32,
-    run_it: Action,
-) {
-    let (ctx, me, record) = (ctx.clone(), myself.clone(), record.clone());
-    tokio::spawn(async move {
-        match members::adopt(&ctx, &record.spec, &role, seen).await {
-            Some(turn) => {
-                let name = record.spec.name.clone();
-                let _ = me.cast(FleetsMsg::Started(name, role, Ok(turn)));
-            }
-            None => perform(&ctx, &me, &record, vec![run_it]),
-        }
-    });
-}
-
-fn wait_for(
-    ctx: &Arc<HostContext>,
-    myself: &FleetsRef,
-    record: &FleetRecord,
-    role: String,
-    turn: u32,
-) {
-    let (ctx, me, spec) = (ctx.clone(), myself.clone(), record.spec.clone());
-    tokio::spawn(async move {
-        let (fleet, who, tell) = (spec.name.clone(), role.clone(), me.clone());
-        let context = move |pct: f64| {
-            let _ = tell.cast(FleetsMsg::Context(fleet.clone(), who.clone(), turn, pct));
-        };
-        let mut end = members::wait(&ctx, &spec, &role, turn, &context).await;
-        super::probe::mark(&spec, &role, &mut end).await;
-        let _ = me.cast(FleetsMsg::Ended(spec.name.clone(), role, turn, end));
-    });
-}
-
-/// Does what a run asked, each in a task of its own that reports back.
-pub(super) fn perform(
-    ctx: &Arc<HostContext>,
-    myself: &FleetsRef,
-    record: &FleetRecord,
-    actions: Vec<Action>,
-) {
-    for action in actions {
-        let (ctx, me, spec) = (ctx.clone(), myself.clone(), record.spec.clone());
-        match action {
-            Action::Run {
-                role,
-                prompt,
-                fresh,
-                model,
-            } => {
-                let member = spec
-                    .members()
-                    .into_iter()
-                    .find(|(r, _)| *r == role)
-                    .map(|(_, m)| m.clone());
-                tokio::spawn(async move {
-                    let started = match member {
-                        Some(m) => {
-                            members::begin(&ctx, &spec, &role, &m, prompt, fresh, model).await
-                        }
-                        None => Err(format!("the fleet has no member {role}")),
-                    };
-                    crate::crash_point::reached(&ctx, "fleet.turn-started");
-                    let _ = me.cast(FleetsMsg::Started(spec.name.clone(), role, started));
-                });
-            }
-            Action::Judge { step, task } => {
-                let timeout = Duration::from_secs(spec.check_timeout_secs.max(1));
-                let role = record.run.judging.get(&step).map(|a| a.to.clone());
-                let host = role
-                    .as_deref()
-                    .and_then(|r| super::remote::host_of(&spec, r));
-                tokio::spawn(async move {
-                    let dir = std::path::PathBuf::from(&spec.dir);
-                    let verdict = match (role, host) {
-                        (Some(role), Some(host)) => {
-                            super::remote::judge_step(&ctx, &spec, &role, &host, &task).await
-                        }
-                        _ => super::acceptance::accept(&dir, &task, timeout).await,
-                    };
-                    let _ = me.cast(FleetsMsg::Judged(spec.name.clone(), step, verdict));
-                });
-            }
-            Action::Ended(task_state) => {
-                tracing::info!(fleet = %spec.name, state = ?task_state, "a fleet's task ended");
-                let record = record.clone();
-                tokio::spawn(async move {
-                    super::notice::task_ended(&ctx, &record, task_state).await;
-                });
-            }
-            Action::Paused(reason) => {
-                tracing::info!(fleet = %spec.name, %reason, "a fleet paused");
-            }
-            Action::WallUntil(until) => {
-                let wait = until.saturating_sub(Timestamp::now().0);
-                tokio::spawn(async move {
-                    tokio::time::sleep(Duration::from_millis(wait)).await;
-                    let _ = me.cast(FleetsMsg::WallLifted(spec.name.clone()));
-                });
-            }
-            Action::Probe(at) => super::probe::again(me, spec.name.clone(), at),
-            Action::Interrupt(role) => {
-                tokio::spawn(async move { members::interrupt(&ctx, &spec, &role).await });
-            }
-            Action::Answered(id, _) => {
-                tracing::warn!(fleet = %spec.name, id, "an answer reached the wrong place");
-            }
-        }
     }
 }

@@ -9,7 +9,8 @@ use flotilla_actors::fleet::steps::MAX_BOUNCES;
 use flotilla_actors::names::PeerName;
 use flotilla_actors::protocol::{ControlError, ErrorCode, FleetRequestArgs, FleetRequestReply};
 
-use super::runner::{FleetsRef, FleetsState, Reply, perform, with_rules};
+use super::actions::perform;
+use super::runner::{FleetsRef, FleetsState, Reply, with_rules};
 use super::view;
 
 impl FleetsState {

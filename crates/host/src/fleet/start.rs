@@ -16,8 +16,9 @@ use flotilla_actors::protocol::{
 
 use crate::lanes::LaneSupervisorMsg;
 
+use super::actions::perform;
 use super::members;
-use super::runner::{FleetsRef, FleetsState, perform, with_rules};
+use super::runner::{FleetsRef, FleetsState, with_rules};
 use super::view;
 
 fn bad(message: String, hint: &str) -> ControlError {
