@@ -14,17 +14,8 @@ use flotilla_tests::raw::error_code;
 use flotilla_tests::{TestHome, wait_until, write_executable};
 use serde_json::{Value, json};
 
-use crate::remote_lanes::federation_with;
-
-/// Dispatches one step at the kickoff; says done once it was accepted.
-const SUPERVISOR: &str = r#"#!/bin/sh
-prompt=$(cat)
-case "$prompt" in
-  *"was accepted"*) echo '{"done": true}' ;;
-  *) echo '{"dispatch": [{"to": "worker-1", "step": "draft", "prompt": "write report.md",
-        "artifacts": [{"path": "report.md", "contains": ["Conclusion"]}]}]}' ;;
-esac
-"#;
+use crate::fleet_run::SUPERVISOR;
+use crate::remote_lanes::{federation_with, lanes_of};
 
 /// Logs its prompts where it works; writes the report from its second
 /// turn on (so its first is bounced).
@@ -115,15 +106,6 @@ impl Remote {
         );
         last
     }
-
-    fn lanes_of(home: &TestHome) -> Vec<String> {
-        home.json(&["lane", "list", "--all"])["lanes"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|l| l["lane"].as_str().map(str::to_owned))
-            .collect()
-    }
 }
 
 #[test]
@@ -137,11 +119,9 @@ fn a_worker_on_another_host_is_judged_there_and_its_accepted_artifact_comes_home
 
     let done = f.wait_state("completed");
     // The worker ran on work, in a directory of work's own.
-    assert_eq!(Remote::lanes_of(&f.work), ["work/rep-worker-1"]);
+    assert_eq!(lanes_of(&f.work), ["work/rep-worker-1"]);
     assert!(
-        !Remote::lanes_of(&f.laptop)
-            .iter()
-            .any(|l| l.contains("worker")),
+        !lanes_of(&f.laptop).iter().any(|l| l.contains("worker")),
         "no worker ran on the laptop"
     );
     let there = f
@@ -193,7 +173,7 @@ fn a_worker_on_another_host_is_judged_there_and_its_accepted_artifact_comes_home
             .is_some_and(|l| l.contains(&json!("work/rep-worker-1"))),
         "{removed}"
     );
-    assert!(Remote::lanes_of(&f.work).is_empty());
+    assert!(lanes_of(&f.work).is_empty());
 }
 
 #[test]
@@ -310,7 +290,7 @@ fn lane_files_reads_nothing_outside_the_lanes_directory_nor_for_another_host() {
     // `lane rm --host` removes the lane it placed (what `fleet rm` uses).
     f.laptop
         .ok(&["lane", "rm", "box", "--host", "work", "--force"]);
-    assert_eq!(Remote::lanes_of(&f.work), ["work/own"]);
+    assert_eq!(lanes_of(&f.work), ["work/own"]);
 }
 
 #[test]

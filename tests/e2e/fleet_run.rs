@@ -12,7 +12,7 @@ use serde_json::Value;
 
 /// Dispatches one step with an artifact at the kickoff; says done once a
 /// step was accepted.
-const SUPERVISOR: &str = r#"#!/bin/sh
+pub(crate) const SUPERVISOR: &str = r#"#!/bin/sh
 prompt=$(cat)
 case "$prompt" in
   *"was accepted"*) echo '{"done": true}' ;;

@@ -44,7 +44,7 @@ pub(crate) fn federation_with(
     (hub, server, laptop, work)
 }
 
-fn lanes_of(home: &TestHome) -> Vec<String> {
+pub(crate) fn lanes_of(home: &TestHome) -> Vec<String> {
     home.json(&["lane", "list", "--all"])["lanes"]
         .as_array()
         .into_iter()
