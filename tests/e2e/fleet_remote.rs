@@ -327,3 +327,39 @@ fn after_kill_9_of_the_fleets_daemon_the_remote_workers_turn_is_adopted_not_run_
     assert_eq!(there["turns"], 1, "it ran once on work: {there}");
     assert!(f.dir.join("report.md").exists(), "brought home");
 }
+
+#[test]
+fn a_remote_worker_whose_host_is_down_at_its_turn_waits_for_it_and_spends_no_bounce() {
+    let mut f = federation();
+    let release = f.laptop.path().join("release");
+    let supervisor = format!(
+        "#!/bin/sh\nprompt=$(cat)\ni=0\n\
+         while [ ! -e {release} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n{}",
+        SUPERVISOR.trim_start_matches("#!/bin/sh\nprompt=$(cat)\n"),
+        release = release.display()
+    );
+    write_executable(&f.laptop.path().join("sup.sh"), &supervisor);
+    write_executable(
+        &f.laptop.path().join("work.sh"),
+        "#!/bin/sh\ncat >/dev/null\nprintf '# Report\\n\\nConclusion: yes.\\n' > report.md\n",
+    );
+    f.start();
+    // work goes away before the supervisor's plan reaches its worker.
+    f.work.kill_daemon();
+    std::fs::write(&release, "").expect("release");
+    let log = f.laptop.path().join("daemon-test.stderr");
+    wait_until(
+        "the worker's turn to wait for work",
+        Duration::from_secs(90),
+        || std::fs::read_to_string(&log).is_ok_and(|t| t.contains("turn waits for its host")),
+    );
+    f.work.spawn_daemon("work");
+    let done = f.wait_state("completed");
+    let draft = done["steps"][0].clone();
+    assert_eq!(draft["step"], "draft", "{done}");
+    assert_eq!(
+        draft["bounces"], 0,
+        "no attempt was spent while work was down: {done}"
+    );
+    assert_eq!(done["members"][1]["turns"], 1, "{done}");
+}

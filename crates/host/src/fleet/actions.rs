@@ -100,7 +100,7 @@ pub(super) fn perform(
                     let dir = std::path::PathBuf::from(&spec.dir);
                     let verdict = match (role, host) {
                         (Some(role), Some(host)) => {
-                            super::remote::judge_step(&ctx, &spec, &role, &host, &task).await
+                            super::remote_judge::judge_step(&ctx, &spec, &role, &host, &task).await
                         }
                         _ => super::acceptance::accept(&dir, &task, timeout).await,
                     };

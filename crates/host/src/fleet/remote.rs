@@ -1,26 +1,21 @@
 //! Fleet members on other hosts (`fleet start --host`): their lanes are
 //! remote lanes, driven with `remote.call` through the hub like `lane ...
-//! --host`, owned by the fleet's own peer. A remote worker's step is
-//! judged on the facts its own host reports (`lane.files`: what is at each
-//! artifact's path in the lane's directory there), and the artifacts of an
-//! accepted step are brought home into the fleet's directory, where the
-//! task's final judgement and checks see them. Decides nothing about the
-//! fleet; [`super::members`] calls in here for a member with a host.
+//! --host`, owned by the fleet's own peer: started (never twice, and
+//! waiting for a host out of reach without spending an attempt), followed
+//! through its events, collected, interrupted, removed. Its steps are
+//! judged in [`super::remote_judge`]. Decides nothing about the fleet;
+//! [`super::members`] calls in here for a member with a host.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_actors::fleet::record::RemoteSeen;
-use flotilla_actors::fleet::{
-    ArtifactSeen, FleetRecord, FleetSpec, MemberSpec, Shortfall, Task, TurnEnd, Verdict, judge,
-};
+use flotilla_actors::fleet::{FleetRecord, FleetSpec, MemberSpec, TurnEnd};
 use flotilla_actors::lane::LanePhase;
 use flotilla_actors::lane::events::{EventKind, LaneEvent};
 use flotilla_actors::names::HostName;
 use flotilla_actors::protocol::{
-    ControlError, ErrorCode, LaneEventsReply, LaneFile, LaneFileState, LaneFilesReply,
-    LaneStartReply, LaneView, RemoteCallArgs,
+    ControlError, ErrorCode, LaneEventsReply, LaneStartReply, LaneView, RemoteCallArgs,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -50,7 +45,7 @@ pub(super) fn host_of(spec: &FleetSpec, role: &str) -> Option<HostName> {
 }
 
 /// Calls `op` with `args` on `host`, as the fleet's own peer.
-async fn call<T: DeserializeOwned>(
+pub(super) async fn call<T: DeserializeOwned>(
     ctx: &Arc<HostContext>,
     spec: &FleetSpec,
     host: &HostName,
@@ -113,6 +108,9 @@ pub(super) async fn check_hosts(
 
 /// Starts a turn of the remote member `role`: its first turn creates the
 /// lane on `host` (in a fresh directory there), later ones resume it.
+/// While `host` or the hub cannot be reached, no attempt is spent: it asks
+/// again every [`ASK_AGAIN`] (for up to a day), and a start that went
+/// through before the link dropped is adopted, never made twice.
 pub(super) async fn begin(
     ctx: &Arc<HostContext>,
     spec: &FleetSpec,
@@ -121,12 +119,52 @@ pub(super) async fn begin(
     host: &HostName,
     turn: (String, bool, Option<String>),
 ) -> Result<u32, String> {
-    let (prompt, fresh, model) = turn;
-    let exists = status(ctx, spec, role, host).await.map_err(|e| e.message)?;
-    let reply: LaneStartReply = if exists.is_some() {
+    let started = tokio::time::Instant::now();
+    // Anything but "cannot be reached", or that for a day, ends it.
+    let final_error =
+        |e: &ControlError| e.code != ErrorCode::Unavailable || started.elapsed() >= UNREACHABLE_FOR;
+    let mut known = None;
+    loop {
+        let view = match status(ctx, spec, role, host).await {
+            Ok(view) => view,
+            Err(e) if !final_error(&e) => {
+                tracing::info!(fleet = %spec.name, %role, %host, error = %e.message, "a remote member's turn waits for its host");
+                tokio::time::sleep(ASK_AGAIN).await;
+                continue;
+            }
+            Err(e) => return Err(format!("{host}: {}", e.message)),
+        };
+        let turns = view.as_ref().map_or(0, |v| v.turns);
+        match known {
+            // It started before the link dropped: adopt it.
+            Some(before) if turns > before => return Ok(turns),
+            _ => known = Some(turns),
+        }
+        match start_or_resume(ctx, spec, role, member, host, view.is_some(), &turn).await {
+            Ok(turn) => return Ok(turn),
+            Err(e) if !final_error(&e) => {
+                tracing::info!(fleet = %spec.name, %role, %host, error = %e.message, "a remote member's turn waits for its host");
+                tokio::time::sleep(ASK_AGAIN).await;
+            }
+            Err(e) => return Err(format!("{host}: {}", e.message)),
+        }
+    }
+}
+
+async fn start_or_resume(
+    ctx: &Arc<HostContext>,
+    spec: &FleetSpec,
+    role: &str,
+    member: &MemberSpec,
+    host: &HostName,
+    exists: bool,
+    turn: &(String, bool, Option<String>),
+) -> Result<u32, ControlError> {
+    let (prompt, fresh, model) = turn.clone();
+    let reply: LaneStartReply = if exists {
         let args =
             json!({"name": spec.lane_of(role), "prompt": prompt, "fresh": fresh, "model": model});
-        call(ctx, spec, host, "lane.resume", args).await
+        call(ctx, spec, host, "lane.resume", args).await?
     } else {
         let mut member = member.clone();
         if model.is_some() {
@@ -134,9 +172,8 @@ pub(super) async fn begin(
         }
         let mut args = super::members::start_json(spec, role, &member, prompt);
         args["cwd"] = Value::Null;
-        call(ctx, spec, host, "lane.start", args).await
-    }
-    .map_err(|e| format!("{host}: {}", e.message))?;
+        call(ctx, spec, host, "lane.start", args).await?
+    };
     Ok(reply.turn)
 }
 
@@ -259,97 +296,6 @@ pub(super) async fn remove(
     Ok(true)
 }
 
-/// Judges a remote worker's step on what its host has at each artifact's
-/// path, and brings the artifacts of an accepted step home.
-pub(super) async fn judge_step(
-    ctx: &Arc<HostContext>,
-    spec: &FleetSpec,
-    role: &str,
-    host: &HostName,
-    task: &Task,
-) -> Verdict {
-    let paths: Vec<&str> = task.artifacts.iter().map(|a| a.path.as_str()).collect();
-    let args = json!({"name": spec.lane_of(role), "paths": paths});
-    let reply: LaneFilesReply = match call(ctx, spec, host, "lane.files", args).await {
-        Ok(reply) => reply,
-        Err(e) => {
-            let why = format!("{host} could not be asked for it: {}", e.message);
-            return unreadable(task, &why);
-        }
-    };
-    let seen: Vec<ArtifactSeen> = task
-        .artifacts
-        .iter()
-        .map(|a| match reply.files.iter().find(|f| f.path == a.path) {
-            Some(file) => seen_of(file),
-            None => ArtifactSeen::Unreadable(format!("{host} did not answer for it")),
-        })
-        .collect();
-    let verdict = judge(task, &seen, &[]);
-    if matches!(verdict, Verdict::Accepted(_)) {
-        let dir = PathBuf::from(&spec.dir);
-        for (artifact, seen) in task.artifacts.iter().zip(&seen) {
-            if let ArtifactSeen::Text(text) = seen
-                && let Err(why) = bring_home(&dir, &artifact.path, text)
-            {
-                return Verdict::Bounced(vec![Shortfall::Unreadable {
-                    path: artifact.path.clone(),
-                    why: format!("it could not be brought home into the fleet's directory: {why}"),
-                }]);
-            }
-        }
-    }
-    verdict
-}
-
-fn unreadable(task: &Task, why: &str) -> Verdict {
-    Verdict::Bounced(
-        task.artifacts
-            .iter()
-            .map(|a| Shortfall::Unreadable {
-                path: a.path.clone(),
-                why: why.to_owned(),
-            })
-            .collect(),
-    )
-}
-
-/// What a `lane.files` answer says is at one path.
-fn seen_of(file: &LaneFile) -> ArtifactSeen {
-    match (file.state, &file.text) {
-        (LaneFileState::Text, Some(text)) => ArtifactSeen::Text(text.clone()),
-        (LaneFileState::Missing, _) => ArtifactSeen::Missing,
-        _ => ArtifactSeen::Unreadable(
-            file.why
-                .clone()
-                .unwrap_or_else(|| "its host could not read it".to_owned()),
-        ),
-    }
-}
-
-/// Writes `text` at `rel` in `dir` (a new file, then renamed over the
-/// old), never outside `dir`: a parent that leads out of it is refused.
-fn bring_home(dir: &Path, rel: &str, text: &str) -> Result<(), String> {
-    let root = dir.canonicalize().map_err(|e| e.to_string())?;
-    let target = root.join(rel);
-    let parent = target.parent().ok_or("it names no file")?;
-    std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
-    let real_parent = parent.canonicalize().map_err(|e| e.to_string())?;
-    if !real_parent.starts_with(&root) {
-        return Err(format!(
-            "its folder leads out of it (to {})",
-            real_parent.display()
-        ));
-    }
-    let file = target.file_name().ok_or("it names no file")?;
-    let fresh = real_parent.join(format!(".{}.from-host", file.to_string_lossy()));
-    std::fs::write(&fresh, text).map_err(|e| e.to_string())?;
-    std::fs::rename(&fresh, real_parent.join(file)).map_err(|e| {
-        let _ = std::fs::remove_file(&fresh);
-        e.to_string()
-    })
-}
-
 /// Notes what a remote member's ended turn reported (its lane's record
 /// is on its own host), for `fleet status`.
 pub(super) fn saw(record: &mut FleetRecord, role: &str, turn: u32, end: &TurnEnd) {
@@ -372,29 +318,5 @@ fn failed(text: String) -> TurnEnd {
         ok: false,
         text,
         ..TurnEnd::default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::bring_home;
-
-    #[test]
-    fn an_artifact_comes_home_but_never_through_a_folder_that_leads_out() {
-        let home = tempfile::tempdir().expect("dir");
-        let outside = tempfile::tempdir().expect("dir");
-        bring_home(home.path(), "worker-1/report.md", "hello").expect("written");
-        let text = std::fs::read_to_string(home.path().join("worker-1/report.md")).expect("read");
-        assert_eq!(text, "hello");
-        bring_home(home.path(), "worker-1/report.md", "again").expect("replaced");
-        let text = std::fs::read_to_string(home.path().join("worker-1/report.md")).expect("read");
-        assert_eq!(text, "again");
-        std::os::unix::fs::symlink(outside.path(), home.path().join("out")).expect("link");
-        let why = bring_home(home.path(), "out/x.md", "escape").expect_err("refused");
-        assert!(why.contains("leads out"), "{why}");
-        assert!(
-            !outside.path().join("x.md").exists(),
-            "nothing written outside"
-        );
     }
 }
