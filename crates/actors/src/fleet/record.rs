@@ -244,6 +244,26 @@ mod tests {
     }
 
     #[test]
+    fn the_mid_turn_ceiling_is_never_below_the_threshold_nor_above_100() {
+        let mut spec = spec(None);
+        assert_eq!(spec.rotate_now_at(), 90.0);
+        spec.rotate_at_pct = 95.0;
+        assert_eq!(
+            spec.rotate_now_at(),
+            95.0,
+            "the default follows a higher threshold"
+        );
+        assert_eq!(spec.validate(), Ok(()));
+        for bad in [50.0, 100.5, f64::NAN] {
+            spec.rotate_now_at_pct = Some(bad);
+            let why = spec.validate().unwrap_err();
+            assert!(why.contains("--rotate-now-at"), "{bad}: {why}");
+        }
+        spec.rotate_now_at_pct = Some(100.0);
+        assert_eq!(spec.validate(), Ok(()));
+    }
+
+    #[test]
     fn a_member_saved_before_hosts_existed_runs_here() {
         let old: MemberSpec =
             serde_json::from_str(r#"{"cli": "exec", "command": "true"}"#).unwrap();

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::fleet::ArtifactSeen;
 use crate::names::PeerName;
 
 /// Schema id of `lane.files`'s reply.
@@ -55,6 +56,37 @@ pub struct LaneFile {
     pub text: Option<String>,
     /// Why it cannot be read (state `unreadable`).
     pub why: Option<String>,
+}
+
+impl LaneFile {
+    /// The answer for `path`, from what is there.
+    pub fn new(path: &str, seen: ArtifactSeen) -> Self {
+        let (state, text, why) = match seen {
+            ArtifactSeen::Text(text) => (LaneFileState::Text, Some(text), None),
+            ArtifactSeen::Missing => (LaneFileState::Missing, None, None),
+            ArtifactSeen::Unreadable(why) => (LaneFileState::Unreadable, None, Some(why)),
+        };
+        LaneFile {
+            path: path.to_owned(),
+            state,
+            text,
+            why,
+        }
+    }
+
+    /// What is there, as acceptance judges it (an answer that says `text`
+    /// without one is unreadable).
+    pub fn seen(&self) -> ArtifactSeen {
+        match (self.state, &self.text) {
+            (LaneFileState::Text, Some(text)) => ArtifactSeen::Text(text.clone()),
+            (LaneFileState::Missing, _) => ArtifactSeen::Missing,
+            _ => ArtifactSeen::Unreadable(
+                self.why
+                    .clone()
+                    .unwrap_or_else(|| "its host could not read it".to_owned()),
+            ),
+        }
+    }
 }
 
 /// Reply of `lane.files` (`flotilla.lane-files.v1`).

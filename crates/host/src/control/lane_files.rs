@@ -9,8 +9,8 @@ use std::path::Path;
 use flotilla_actors::fleet::ArtifactSeen;
 use flotilla_actors::fleet::task::stays_inside;
 use flotilla_actors::protocol::{
-    ControlError, ErrorCode, LANE_FILES_SCHEMA, LaneFile, LaneFileState, LaneFilesArgs,
-    LaneFilesReply, MAX_LANE_FILE_BYTES, MAX_LANE_FILES, MAX_LANE_FILES_TOTAL,
+    ControlError, ErrorCode, LANE_FILES_SCHEMA, LaneFile, LaneFilesArgs, LaneFilesReply,
+    MAX_LANE_FILE_BYTES, MAX_LANE_FILES, MAX_LANE_FILES_TOTAL,
 };
 
 use crate::context::HostContext;
@@ -78,21 +78,38 @@ fn read_all(dir: &Path, paths: &[String]) -> Vec<LaneFile> {
                 }
                 other => other,
             };
-            file_of(path, seen)
+            LaneFile::new(path, seen)
         })
         .collect()
 }
 
-fn file_of(path: &str, seen: ArtifactSeen) -> LaneFile {
-    let (state, text, why) = match seen {
-        ArtifactSeen::Text(text) => (LaneFileState::Text, Some(text), None),
-        ArtifactSeen::Missing => (LaneFileState::Missing, None, None),
-        ArtifactSeen::Unreadable(why) => (LaneFileState::Unreadable, None, Some(why)),
-    };
-    LaneFile {
-        path: path.to_owned(),
-        state,
-        text,
-        why,
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flotilla_actors::names::PeerName;
+
+    fn args(paths: &[&str]) -> LaneFilesArgs {
+        LaneFilesArgs {
+            name: PeerName::new("box").expect("name"),
+            paths: paths.iter().map(|p| (*p).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn no_path_too_many_paths_and_a_path_that_leaves_are_refused() {
+        assert!(check(&args(&["a.md", "d/b.md"])).is_ok());
+        let none = check(&args(&[])).expect_err("refused");
+        assert_eq!(none.code, ErrorCode::BadRequest);
+        let many: Vec<String> = (0..=MAX_LANE_FILES).map(|i| format!("f{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert!(check(&args(&many)).is_err());
+        for bad in ["../x", "/etc/hostname", "a/../../x", ""] {
+            let e = check(&args(&["ok.md", bad])).expect_err("refused");
+            assert!(
+                e.message.contains("not a relative path"),
+                "{bad:?}: {}",
+                e.message
+            );
+        }
     }
 }

@@ -267,11 +267,7 @@ pub async fn handed_out(ctx: &Arc<HostContext>, spec: &FleetSpec, role: &str, tu
 /// Interrupts every member's running turn.
 pub async fn interrupt_all(ctx: &Arc<HostContext>, spec: &FleetSpec) {
     for (role, _) in spec.members() {
-        if let Some(host) = remote::host_of(spec, &role) {
-            remote::interrupt(ctx, spec, &role, &host).await;
-        } else if let Some(lane) = lane_of(ctx, spec, &role).await {
-            let _ = lane.call(LaneMsg::Interrupt, None).await;
-        }
+        interrupt(ctx, spec, &role).await;
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use flotilla_actors::fleet::{ArtifactSeen, FleetSpec, Shortfall, Task, Verdict, judge};
 use flotilla_actors::names::HostName;
-use flotilla_actors::protocol::{LaneFile, LaneFileState, LaneFilesReply};
+use flotilla_actors::protocol::LaneFilesReply;
 use serde_json::json;
 
 use crate::context::HostContext;
@@ -37,7 +37,7 @@ pub(super) async fn judge_step(
         .artifacts
         .iter()
         .map(|a| match reply.files.iter().find(|f| f.path == a.path) {
-            Some(file) => seen_of(file),
+            Some(file) => file.seen(),
             None => ArtifactSeen::Unreadable(format!("{host} did not answer for it")),
         })
         .collect();
@@ -68,19 +68,6 @@ fn unreadable(task: &Task, why: &str) -> Verdict {
             })
             .collect(),
     )
-}
-
-/// What a `lane.files` answer says is at one path.
-fn seen_of(file: &LaneFile) -> ArtifactSeen {
-    match (file.state, &file.text) {
-        (LaneFileState::Text, Some(text)) => ArtifactSeen::Text(text.clone()),
-        (LaneFileState::Missing, _) => ArtifactSeen::Missing,
-        _ => ArtifactSeen::Unreadable(
-            file.why
-                .clone()
-                .unwrap_or_else(|| "its host could not read it".to_owned()),
-        ),
-    }
 }
 
 /// Writes `text` at `rel` in `dir` (a new file, then renamed over the
