@@ -53,6 +53,7 @@ fn start_args(name: &str, dir: &std::path::Path) -> Result<LaneStartArgs> {
         args: vec!["true".into()],
         restart_on_stall: false,
         force: false,
+        claim: None,
         prompt: String::new(),
     })
 }

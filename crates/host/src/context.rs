@@ -125,6 +125,8 @@ pub struct HostContext {
     pub hub_calls: tokio::sync::watch::Sender<
         Option<tokio::sync::mpsc::Sender<crate::remote_lanes::OutgoingCall>>,
     >,
+    /// One writer of claims and run records per repository at a time.
+    pub repo_locks: crate::governance::RepoLocks,
     stopping: AtomicBool,
 }
 
@@ -159,6 +161,7 @@ impl HostContext {
             hub_link: RwLock::new(None),
             remote: RwLock::new(remote),
             hub_calls: tokio::sync::watch::Sender::new(None),
+            repo_locks: Default::default(),
             stopping: AtomicBool::new(false),
         }
     }

@@ -149,6 +149,16 @@ impl Home {
         self.run_dir.join("daemon.pid")
     }
 
+    /// The user's claim policy (`policy.toml`, next to `config.toml`).
+    pub fn policy_file(&self) -> PathBuf {
+        self.config_file.with_file_name("policy.toml")
+    }
+
+    /// Where claims' worktrees and their hooks live.
+    pub fn worktrees_dir(&self) -> PathBuf {
+        self.state_dir.join("worktrees")
+    }
+
     /// The daemon's log file.
     pub fn log_file(&self) -> PathBuf {
         self.logs_dir.join("daemon.log")

@@ -11,6 +11,7 @@ pub mod daemon;
 pub mod enrollment;
 pub mod fleet;
 mod frame_fit;
+pub mod governance;
 pub mod home;
 pub mod hub_link;
 pub mod hub_server;

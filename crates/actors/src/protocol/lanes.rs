@@ -57,6 +57,10 @@ pub struct LaneStartArgs {
     /// Start even with a CLI older than the oldest supported version.
     #[serde(default)]
     pub force: bool,
+    /// Work on this claim of the repository in `cwd`: the daemon runs the
+    /// lane in the claim's own worktree, on the claim's branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<crate::governance::ClaimId>,
     /// The prompt.
     pub prompt: String,
 }

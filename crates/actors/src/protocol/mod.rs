@@ -8,6 +8,7 @@
 //! and the types; it does no IO (the host's control server and the CLI's
 //! client do).
 
+mod claims;
 mod error;
 mod fleet;
 mod lane_files;
@@ -19,6 +20,7 @@ mod outbox;
 mod remote;
 mod status;
 
+pub use claims::*;
 pub use error::{ControlError, ErrorCode};
 pub use fleet::*;
 pub use lane_files::*;

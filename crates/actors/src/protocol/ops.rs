@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::claims::*;
 use super::fleet::*;
 use super::lane_files::*;
 use super::lane_hold::*;
@@ -149,6 +150,14 @@ ops! {
     FleetRequest(FleetRequestArgs) = "fleet.request" -> FleetRequestReply;
     /// Remove a stopped or idle fleet and its members' lanes.
     FleetRemove(FleetRemoveArgs) = "fleet.remove" -> FleetRemoveReply;
+    /// Add a claim to a repository (a run record; no branch yet).
+    ClaimAdd(ClaimAddArgs) = "claim.add" -> ClaimReply;
+    /// One claim and its records.
+    ClaimShow(ClaimShowArgs) = "claim.show" -> ClaimReply;
+    /// Drop a claim: its worktree is removed unless kept.
+    ClaimDrop(ClaimDropArgs) = "claim.drop" -> ClaimReply;
+    /// The board of a repository, folded from its run records (`claim list` too).
+    Board(BoardArgs) = "board" -> BoardReply;
 }
 
 /// An empty argument list or reply.

@@ -152,6 +152,10 @@ pub(crate) struct LaneStartArgs {
     /// supports (`flotilla lane doctor` shows it as too_old).
     #[arg(long)]
     pub(crate) force: bool,
+    /// Work on this claim of the repository given with -C: the lane runs in
+    /// the claim's own worktree, on its branch (`flotilla claim list`).
+    #[arg(long, value_name = "ID")]
+    pub(crate) claim: Option<String>,
     /// A group to join (repeatable).
     #[arg(short = 'g', long = "group", value_name = "GROUP")]
     pub(crate) groups: Vec<String>,

@@ -9,6 +9,7 @@ use flotilla_actors::lane::{CliKind, Permissions};
 
 mod bench;
 mod choices;
+mod claim;
 mod duration;
 pub(crate) use duration::parse_within;
 mod fleet;
@@ -18,6 +19,7 @@ mod mail;
 
 pub(crate) use bench::*;
 pub(crate) use choices::INTEGRATED_CLIS;
+pub(crate) use claim::*;
 pub(crate) use fleet::*;
 pub(crate) use hub::*;
 pub(crate) use lane::*;
@@ -113,6 +115,15 @@ For scripts: flotilla roster --json")]
     /// Fleets: a task's definition of done, judged by the daemon.
     #[command(subcommand)]
     Fleet(FleetCommand),
+    /// Claims: units of work in a git repository, each with its own branch and worktree.
+    #[command(subcommand)]
+    Claim(ClaimCommand),
+    /// A repository's claims at a glance: lane, branch, gate, status (from its run records).
+    #[command(after_help = "Examples:
+  flotilla board
+  flotilla board ~/src/app --json
+  flotilla board --rebuild     # on a fresh host: fetch the run records first")]
+    Board(BoardCli),
     /// The hub: make its CA and certificate, run it.
     #[command(subcommand)]
     Hub(HubCommand),

@@ -12,6 +12,7 @@ use crate::args::{LaneCli, LaneCommand, LaneResumeArgs, LaneStartArgs, PromptArg
 use crate::exit::{CliError, OK};
 use crate::output::{self, outln};
 use anyhow::{Context, Result};
+use flotilla_actors::governance::ClaimId;
 use flotilla_actors::lane::CliKind;
 use flotilla_actors::lane::events::{EventKind, LaneEvent};
 use flotilla_actors::names::{GroupName, HostName, PeerName};
@@ -151,6 +152,12 @@ fn start_args(a: LaneStartArgs, remote: bool) -> Result<p::LaneStartArgs> {
         args: a.args,
         restart_on_stall: a.restart_on_stall,
         force: a.force,
+        claim: a
+            .claim
+            .as_deref()
+            .map(ClaimId::parse)
+            .transpose()
+            .map_err(|e| CliError::usage(e.to_string(), "flotilla claim list shows the ids"))?,
         prompt,
     })
 }

@@ -3,6 +3,7 @@
 
 mod batch;
 mod certs;
+mod claims;
 mod config;
 mod daemon;
 mod daemon_settings;
@@ -110,6 +111,8 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Config(c) => config::run(&env, c),
         Command::Lane(c) => lanes::run(&env, *c).await,
         Command::Fleet(c) => fleet::run(&env, c).await,
+        Command::Claim(c) => claims::run(&env, c).await,
+        Command::Board(a) => claims::board(&env, a).await,
         Command::Bench(c) => crate::bench::run(&env, c).await,
         Command::Mcp(a) => crate::mcp::run(env, a).await,
         Command::Hook(c) => hook::run(&env, c).await,

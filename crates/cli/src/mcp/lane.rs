@@ -148,6 +148,7 @@ impl LaneIn {
             args: self.args.clone(),
             restart_on_stall: false,
             force: false,
+            claim: None,
             prompt,
         })
     }

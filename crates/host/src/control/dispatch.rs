@@ -96,15 +96,22 @@ pub(crate) async fn dispatch(
         Request::StoreCheck(_) => store_check(ctx).await.map(|r| reply_value(&r)),
         Request::DebugFail(a) => debug_fail(ctx, &a.actor),
         Request::RemoteCall(a) => crate::remote_lanes::client::call(ctx, a).await,
-        Request::LaneStart(a) => {
+        Request::LaneStart(mut a) => {
             let sup = ctx
                 .children
                 .lanes()
                 .ok_or_else(|| ControlError::unavailable("the lane supervisor"))?;
+            let claim = crate::governance::lanes::prepare(ctx, &mut a).await?;
+            let cli = a.cli;
             let reply = crate::lanes::call(&sup, |r| {
                 crate::lanes::LaneSupervisorMsg::Start(Box::new(a), r)
             })
             .await?;
+            if let Some(claim) = claim {
+                claim
+                    .started(ctx, &reply.lane.to_string(), cli.as_str())
+                    .await?;
+            }
             ok(reply)
         }
         Request::LaneRemove(a) => {
@@ -178,6 +185,10 @@ pub(crate) async fn dispatch(
         Request::FleetHistory(a) => fleet(ctx, |r| FleetsMsg::History(a.name, r)).await,
         Request::FleetRequest(a) => fleet(ctx, |r| FleetsMsg::Request(Box::new(a), r)).await,
         Request::FleetRemove(a) => fleet(ctx, |r| FleetsMsg::Remove(a.name, r)).await,
+        Request::ClaimAdd(a) => ok(crate::governance::claims::add(ctx, a).await?),
+        Request::ClaimShow(a) => ok(crate::governance::claims::show(ctx, a).await?),
+        Request::ClaimDrop(a) => ok(crate::governance::claims::drop(ctx, a).await?),
+        Request::Board(a) => ok(crate::governance::claims::board(ctx, a).await?),
         _ => Err(ControlError::new(
             ErrorCode::BadRequest,
             "this daemon does not serve that op yet",

@@ -25,7 +25,7 @@ pub(super) fn supervisor(ctx: &HostContext) -> Result<LaneSupervisorRef, Control
         .ok_or_else(|| ControlError::unavailable("the lane supervisor"))
 }
 
-pub(super) async fn lane(ctx: &HostContext, name: &PeerName) -> Result<LaneRef, ControlError> {
+pub(crate) async fn lane(ctx: &HostContext, name: &PeerName) -> Result<LaneRef, ControlError> {
     let sup = supervisor(ctx)?;
     match sup
         .call(|r| LaneSupervisorMsg::Get(name.clone(), r), None)
@@ -41,7 +41,7 @@ pub(super) async fn lane(ctx: &HostContext, name: &PeerName) -> Result<LaneRef, 
     }
 }
 
-pub(super) async fn status(lane: &LaneRef) -> Result<LaneView, ControlError> {
+pub(crate) async fn status(lane: &LaneRef) -> Result<LaneView, ControlError> {
     match lane.call(LaneMsg::Status, None).await {
         Ok(CallResult::Success(v)) => Ok(v),
         _ => Err(ControlError::unavailable("the lane")),

@@ -12,6 +12,7 @@ mod dispatch;
 pub(crate) use dispatch::dispatch;
 mod lane_files;
 mod lanes;
+pub(crate) use lanes::{lane as lane_ref, status as lane_view};
 mod pipelined;
 
 use std::path::PathBuf;

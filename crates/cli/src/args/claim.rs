@@ -1,0 +1,65 @@
+//! The arguments of claims (`claim add|list|show|drop`) and the board.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ClaimCommand {
+    /// Add a claim to a repository: a unit of work that gets its own branch
+    /// (`flotilla/ID`) and worktree when a lane takes it (`lane run --claim ID`).
+    #[command(after_help = "Examples:
+  flotilla claim add . 'context meter'
+  flotilla claim add ~/src/app 'fix the flaky test' --brief brief.md
+  flotilla --json claim add . 'context meter'")]
+    Add(ClaimAddCli),
+    /// A repository's claims, from its run records.
+    List(BoardCli),
+    /// One claim and its run records.
+    Show(ClaimIdCli),
+    /// Drop a claim: its worktree is removed (the branch stays) unless --keep.
+    Drop(ClaimDropCli),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ClaimAddCli {
+    /// The repository (any directory in it).
+    #[arg(value_name = "REPO")]
+    pub(crate) repo: PathBuf,
+    /// What the claim is for; its id is the title's slug.
+    #[arg(value_name = "TITLE")]
+    pub(crate) title: String,
+    /// A file with the claim's brief (`-`: stdin).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) brief: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ClaimIdCli {
+    /// The claim's id (`flotilla claim list` shows them).
+    #[arg(value_name = "ID")]
+    pub(crate) id: String,
+    /// The repository (default: the current directory's).
+    #[arg(short = 'C', long = "repo", value_name = "REPO")]
+    pub(crate) repo: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ClaimDropCli {
+    #[command(flatten)]
+    pub(crate) claim: ClaimIdCli,
+    /// Keep the claim's worktree on disk.
+    #[arg(long)]
+    pub(crate) keep: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BoardCli {
+    /// The repository (default: the current directory's).
+    #[arg(value_name = "REPO")]
+    pub(crate) repo: Option<PathBuf>,
+    /// Fetch the run records from the policy's remote first (a fresh host
+    /// with only a clone rebuilds the board from them).
+    #[arg(long)]
+    pub(crate) rebuild: bool,
+}

@@ -1,0 +1,194 @@
+//! Putting a lane into its claim's worktree (`lane.start` with `claim`).
+//!
+//! The claim's branch and worktree are made on the first lane; the
+//! worktree's pre-push hook refuses protected branches; one lane holds a
+//! worktree at a time; the policy's concurrency and permission ceiling
+//! hold. A lane started without a claim may not work inside a claim's
+//! worktree. Must not create the lane itself (the lane supervisor does).
+
+use std::path::Path;
+
+use flotilla_actors::governance::{ClaimId, ClaimState, Entry};
+use flotilla_actors::lane::{LanePhase, Permissions};
+use flotilla_actors::protocol::{ControlError, ErrorCode, LaneStartArgs};
+use tokio::sync::OwnedMutexGuard;
+
+use super::claims::{append, local_lane, open_claim};
+use super::{Repo, git_error, hooks};
+use crate::context::HostContext;
+
+/// A lane about to start in a claim's worktree: the repository stays
+/// locked until the lane's record is written.
+#[derive(Debug)]
+pub(crate) struct ClaimLane {
+    repo: Repo,
+    id: ClaimId,
+    _turn: OwnedMutexGuard<()>,
+}
+
+/// Readies `args` for its claim: checks the rules, makes the branch and
+/// worktree if they are not there, and points the lane's directory at the
+/// worktree. Without a claim, refuses a directory inside a claim's worktree.
+pub(crate) async fn prepare(
+    ctx: &HostContext,
+    args: &mut LaneStartArgs,
+) -> Result<Option<ClaimLane>, ControlError> {
+    let Some(id) = args.claim.clone() else {
+        refuse_plain_lane_in_worktree(ctx, args.cwd.as_deref())?;
+        return Ok(None);
+    };
+    if args.owner.is_some() {
+        return Err(ControlError::new(
+            ErrorCode::Forbidden,
+            "a lane placed from another host cannot take a claim here",
+        )
+        .with_hint("start the claim's lane on the host with the repository"));
+    }
+    let dir = args.cwd.clone().ok_or_else(|| {
+        ControlError::new(
+            ErrorCode::BadRequest,
+            "a lane with --claim needs its repository",
+        )
+        .with_hint("pass -C REPO")
+    })?;
+    let repo = Repo::open(ctx, &dir).await?;
+    let turn = ctx.repo_locks.lock(repo.git.dir()).await;
+    let (board, _, _) = repo.board().await?;
+    let claim = open_claim(&board, &id)?;
+    check_permissions(&repo, args)?;
+    check_worktree_free(ctx, claim).await?;
+    board
+        .may_start(&id, repo.policy.concurrency)
+        .map_err(|refusal| ControlError::new(ErrorCode::Conflict, refusal.to_string()))?;
+    let worktree = ready_worktree(&repo, claim).await?;
+    args.cwd = Some(worktree.to_string_lossy().into_owned());
+    Ok(Some(ClaimLane {
+        repo,
+        id,
+        _turn: turn,
+    }))
+}
+
+impl ClaimLane {
+    /// Records that `lane` started in the claim's worktree.
+    pub(crate) async fn started(
+        self,
+        ctx: &HostContext,
+        lane: &str,
+        cli: &str,
+    ) -> Result<(), ControlError> {
+        let worktree = self.repo.worktree(&self.id).to_string_lossy().into_owned();
+        let entry = Entry::Lane {
+            lane: lane.to_owned(),
+            cli: cli.to_owned(),
+            worktree,
+        };
+        append(ctx, &self.repo, &self.id, entry).await
+    }
+}
+
+fn check_permissions(repo: &Repo, args: &LaneStartArgs) -> Result<(), ControlError> {
+    let cli = args.cli.as_str();
+    let ceiling = repo.policy.permissions_for(cli);
+    let rank = |p: Permissions| {
+        Permissions::ALL
+            .iter()
+            .position(|q| *q == p)
+            .unwrap_or(usize::MAX)
+    };
+    if rank(args.permissions) <= rank(ceiling) {
+        return Ok(());
+    }
+    Err(ControlError::new(
+        ErrorCode::Forbidden,
+        format!(
+            "the policy allows a {cli} lane in a claim at most --permissions {}, not {}",
+            ceiling.as_str(),
+            args.permissions.as_str()
+        ),
+    )
+    .with_hint(format!(
+        "set [cli.{cli}] permissions in policy.toml to allow more"
+    )))
+}
+
+/// One lane per worktree: the claim's last lane must be gone or archived.
+async fn check_worktree_free(ctx: &HostContext, claim: &ClaimState) -> Result<(), ControlError> {
+    match local_lane(ctx, claim).await {
+        Some(view) if view.phase != LanePhase::Archived => Err(ControlError::new(
+            ErrorCode::Conflict,
+            format!("claim {}'s worktree is lane {}'s", claim.id, view.lane),
+        )
+        .with_hint(format!(
+            "give that lane the next turn (flotilla lane resume {}), or remove it first (flotilla lane rm {})",
+            view.lane.name, view.lane.name
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The claim's worktree, made with its branch and hooks when missing.
+async fn ready_worktree(
+    repo: &Repo,
+    claim: &ClaimState,
+) -> Result<std::path::PathBuf, ControlError> {
+    let worktree = repo.worktree(&claim.id);
+    if worktree.join(".git").exists() {
+        return Ok(worktree);
+    }
+    crate::home::create_private(&repo.worktrees)
+        .map_err(|e| ControlError::internal(e.to_string()))?;
+    repo.git
+        .ensure_branch(&claim.branch, &claim.base)
+        .await
+        .map_err(git_error)?;
+    repo.git
+        .remove_worktree(&worktree)
+        .await
+        .map_err(git_error)?;
+    repo.git
+        .add_worktree(&worktree, &claim.branch)
+        .await
+        .map_err(git_error)?;
+    let own = repo.git.hooks_dir().await.map_err(git_error)?;
+    let script = hooks::pre_push(
+        claim.id.as_str(),
+        &claim.base,
+        &repo.policy.protected,
+        &own.join("pre-push"),
+    );
+    let dir = repo.hooks(&claim.id);
+    hooks::write(&dir, &script, &own).map_err(|e| {
+        ControlError::internal(format!("cannot write the hooks of {}: {e}", dir.display()))
+    })?;
+    repo.git
+        .use_hooks(&worktree, &dir)
+        .await
+        .map_err(git_error)?;
+    Ok(worktree)
+}
+
+fn refuse_plain_lane_in_worktree(ctx: &HostContext, cwd: Option<&str>) -> Result<(), ControlError> {
+    let root = ctx.home.worktrees_dir();
+    let Some(cwd) = cwd.map(Path::new) else {
+        return Ok(());
+    };
+    let Ok(inside) = cwd.strip_prefix(&root) else {
+        return Ok(());
+    };
+    let claim = inside
+        .components()
+        .nth(1)
+        .map(|c| c.as_os_str().to_string_lossy().into_owned());
+    Err(ControlError::new(
+        ErrorCode::Conflict,
+        format!(
+            "{} is a claim's worktree; a lane there must take the claim",
+            cwd.display()
+        ),
+    )
+    .with_hint(match claim {
+        Some(id) => format!("pass --claim {id} -C REPO"),
+        None => "pass --claim ID -C REPO".to_owned(),
+    }))
+}
