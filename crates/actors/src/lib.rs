@@ -13,6 +13,7 @@ pub mod fleet;
 mod fuzz_tests;
 #[cfg(any(test, feature = "test-support"))]
 pub mod fuzzing;
+pub mod governance;
 mod json_schema;
 pub mod lane;
 pub mod model;
