@@ -1,18 +1,27 @@
-//! Governed delivery's rules, as plain data and functions with no IO: a
-//! claim's id ([`claim`]), run records and their encoding in git commits
-//! ([`record`]), the board folded from them ([`board`]) and the user's
-//! policy ([`policy`]).
+//! Governed delivery's rules, as plain data and functions with no IO, no
+//! clock and no processes: a claim's id ([`claim`]), run records and their
+//! encoding in git commits ([`record`]), the board folded from them
+//! ([`board`]), the user's policy ([`policy`]), the risk tier a change gets
+//! from the paths it touches ([`tier`]), the reviewer's verdict and its
+//! parser ([`verdict`]), and the packet and prompt the reviewer is given
+//! ([`packet`]).
 //!
-//! The host drives git and lanes; it hands the facts to these functions and
-//! does what they decide. Nothing here may run git, read a file or look at
-//! the time.
+//! The host drives git and lanes, lists the touched paths and starts the
+//! reviewer; it hands the facts to these functions and does what they
+//! decide. Nothing here may run git, read a file or look at the time.
 
 pub mod board;
 pub mod claim;
+pub mod packet;
 pub mod policy;
 pub mod record;
+pub mod tier;
+pub mod verdict;
 
 pub use board::{Board, ClaimState, ClaimStatus};
 pub use claim::ClaimId;
+pub use packet::{ReviewPacket, diff_sha256};
 pub use policy::Policy;
 pub use record::{Entry, Record};
+pub use tier::{PathRule, Posture, TierDecision, TierError, TierReason, TierRules, decide};
+pub use verdict::{Finding, Outcome, VERDICT_SHAPE, Verdict, VerdictError, parse_verdict};
