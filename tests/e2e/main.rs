@@ -5,6 +5,7 @@
 mod agents;
 mod bench_federation;
 mod chaos;
+mod claims;
 mod command_line;
 mod config_command;
 mod control_limits;
