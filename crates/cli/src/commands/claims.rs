@@ -172,8 +172,7 @@ fn repo_path(repo: Option<&Path>) -> Result<String> {
         return Err(CliError::usage(
             format!("{} is not a directory", dir.display()),
             "give a directory in the git repository",
-        )
-        .into());
+        ));
     }
     Ok(dir.display().to_string())
 }
@@ -198,8 +197,7 @@ fn read_brief(source: &str) -> Result<String> {
         return Err(CliError::usage(
             format!("the brief in {source} is over 64 KiB"),
             "shorten it",
-        )
-        .into());
+        ));
     }
     Ok(text)
 }
