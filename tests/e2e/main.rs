@@ -56,6 +56,7 @@ mod protocol;
 mod readme;
 mod remote_lane_dir;
 mod remote_lanes;
+mod review;
 mod schemas;
 mod service;
 mod sessions;

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::claim::ClaimId;
-use super::record::{Entry, Record};
+use super::record::{Entry, GateRecord, Record};
 use crate::model::Timestamp;
 
 /// Where a claim stands.
@@ -56,6 +56,20 @@ pub struct ClaimState {
     pub updated_at: Timestamp,
     /// How many records it has.
     pub records: u32,
+    /// The last review, if any.
+    pub gate: Option<GateState>,
+}
+
+/// The last review of a claim, as the board shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GateState {
+    /// Which review of the claim it was (1 for the first).
+    pub round: u32,
+    /// When it was recorded.
+    pub at: Timestamp,
+    /// What it decided and saw.
+    #[serde(flatten)]
+    pub record: GateRecord,
 }
 
 /// Every claim of one repository, in the order they were added.
@@ -156,6 +170,7 @@ impl Board {
                 added_at: record.at,
                 updated_at: record.at,
                 records: 1,
+                gate: None,
             });
             return Ok(());
         }
@@ -186,6 +201,14 @@ impl Board {
             Entry::Turn { status, head, .. } => {
                 claim.last_turn = Some(status.clone());
                 claim.head = head.clone().or(claim.head.take());
+            }
+            Entry::Gate(gate) => {
+                let round = claim.gate.as_ref().map_or(1, |g| g.round + 1);
+                claim.gate = Some(GateState {
+                    round,
+                    at: record.at,
+                    record: (**gate).clone(),
+                });
             }
             Entry::Drop { .. } => claim.status = ClaimStatus::Dropped,
             Entry::Claim { .. } => {}

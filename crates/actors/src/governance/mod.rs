@@ -1,7 +1,8 @@
 //! Governed delivery's rules, as plain data and functions with no IO, no
 //! clock and no processes: a claim's id ([`claim`]), run records and their
 //! encoding in git commits ([`record`]), the board folded from them
-//! ([`board`]), the user's policy ([`policy`]), the risk tier a change gets
+//! ([`board`]), where a claim's review gate stands ([`gate`]), the user's
+//! policy ([`policy`]), the risk tier a change gets
 //! from the paths it touches ([`tier`]), the reviewer's verdict and its
 //! parser ([`verdict`]), and the packet and prompt the reviewer is given
 //! ([`packet`]).
@@ -12,16 +13,18 @@
 
 pub mod board;
 pub mod claim;
+pub mod gate;
 pub mod packet;
 pub mod policy;
 pub mod record;
 pub mod tier;
 pub mod verdict;
 
-pub use board::{Board, ClaimState, ClaimStatus};
+pub use board::{Board, ClaimState, ClaimStatus, GateState};
 pub use claim::ClaimId;
+pub use gate::{GateStanding, GateStatus, standing};
 pub use packet::{ReviewPacket, diff_sha256};
 pub use policy::Policy;
-pub use record::{Entry, Record};
+pub use record::{Entry, GateOutcome, GateRecord, Record};
 pub use tier::{PathRule, Posture, TierDecision, TierError, TierReason, TierRules, decide};
 pub use verdict::{Finding, Outcome, VERDICT_SHAPE, Verdict, VerdictError, parse_verdict};

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::tier::TierRules;
 use crate::lane::Permissions;
 
 /// Largest `concurrency`.
@@ -35,6 +36,84 @@ pub struct Policy {
     pub merge: MergePolicy,
     /// Per CLI: the most a lane in a claim may be allowed.
     pub cli: BTreeMap<String, CliPolicy>,
+    /// Risk tiers by path and posture. Rules given here add to the
+    /// built-in posture rules, which cannot be removed.
+    pub tiers: TierRules,
+    /// Who reviews whom.
+    pub review: ReviewPolicy,
+}
+
+/// Who reviews whom: the model family of each CLI, and the reviewers to
+/// pick from when none is named.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReviewPolicy {
+    /// The model family of each CLI (`claude = "anthropic"`...). A CLI
+    /// with none (pi, opencode: any provider) cannot review until given one.
+    pub families: BTreeMap<String, String>,
+    /// The reviewers to try, in order, when `--reviewer` is not given: the
+    /// first of another family than the author's.
+    pub reviewers: Vec<String>,
+    /// Let a CLI review a change of its own model family.
+    pub allow_same_family: bool,
+}
+
+impl Default for ReviewPolicy {
+    fn default() -> Self {
+        let families = [
+            ("claude", "anthropic"),
+            ("codex", "openai"),
+            ("gemini", "google"),
+            ("qwen", "alibaba"),
+            ("grok", "xai"),
+        ];
+        Self {
+            families: families
+                .iter()
+                .map(|(c, f)| ((*c).into(), (*f).into()))
+                .collect(),
+            reviewers: ["codex", "claude", "gemini", "qwen", "grok"]
+                .map(String::from)
+                .to_vec(),
+            allow_same_family: false,
+        }
+    }
+}
+
+impl ReviewPolicy {
+    /// The model family of `cli`, if it has one.
+    pub fn family(&self, cli: &str) -> Option<&str> {
+        self.families.get(cli).map(String::as_str)
+    }
+
+    /// The reviewer for a change by `author`: `named` if given, else the
+    /// first of `reviewers` of another family. Refused when the families
+    /// are the same (unless allowed) or the reviewer has none.
+    pub fn reviewer_for(&self, author: &str, named: Option<&str>) -> Result<String, String> {
+        let author_family = self.family(author);
+        let differs = |cli: &str| {
+            self.allow_same_family || author_family.is_none() || self.family(cli) != author_family
+        };
+        let Some(cli) = named else {
+            return (self.reviewers.iter())
+                .find(|cli| self.family(cli).is_some() && differs(cli))
+                .cloned()
+                .ok_or_else(|| format!(
+                    "no reviewer in policy.toml's [review] reviewers is of another model family than {author}'s; name one with --reviewer CLI"
+                ));
+        };
+        let Some(family) = self.family(cli) else {
+            return Err(format!(
+                "{cli} has no model family in policy.toml's [review] families, so it cannot review; give it one (e.g. {cli} = \"openai\") or pick another reviewer"
+            ));
+        };
+        if !differs(cli) {
+            return Err(format!(
+                "{cli} ({family}) is of the same model family as the author, {author}; pick a reviewer of another family, or set [review] allow_same_family = true"
+            ));
+        }
+        Ok(cli.to_owned())
+    }
 }
 
 /// Who may merge a claim.
@@ -75,6 +154,8 @@ impl Default for Policy {
             remote: "origin".into(),
             merge: MergePolicy::default(),
             cli: BTreeMap::new(),
+            tiers: TierRules::default(),
+            review: ReviewPolicy::default(),
         }
     }
 }
@@ -132,13 +213,14 @@ impl Policy {
             overlay(&mut merged, table);
             paths.push(layer.path.to_owned());
         }
-        let policy: Policy =
+        let mut policy: Policy =
             toml::Value::Table(merged)
                 .try_into()
                 .map_err(|e: toml::de::Error| PolicyError::Invalid {
                     paths: paths.join(" over "),
                     detail: e.message().to_owned(),
                 })?;
+        policy.keep_builtin_postures();
         policy.validate().map_err(|detail| PolicyError::Invalid {
             paths: if paths.is_empty() {
                 "defaults".into()
@@ -160,7 +242,26 @@ impl Policy {
         self.cli.get(cli).map(|c| c.permissions).unwrap_or_default()
     }
 
+    /// Adds back every built-in posture rule the configured `paths` left
+    /// out, at the strictest configured tier: a repository's file (or a
+    /// model editing it) can never drop them.
+    fn keep_builtin_postures(&mut self) {
+        let strictest = self.tiers.order.last().cloned().unwrap_or_default();
+        for mut rule in TierRules::default().paths {
+            if !self
+                .tiers
+                .paths
+                .iter()
+                .any(|r| r.glob == rule.glob && r.posture.is_some())
+            {
+                rule.tier = strictest.clone();
+                self.tiers.paths.push(rule);
+            }
+        }
+    }
+
     fn validate(&self) -> Result<(), String> {
+        self.tiers.validate().map_err(|e| format!("[tiers]: {e}"))?;
         if !(1..=MAX_CONCURRENCY).contains(&self.concurrency) {
             return Err(format!(
                 "concurrency is {}; it must be 1 to {MAX_CONCURRENCY}",

@@ -80,3 +80,52 @@ fn protected_branches_match_their_patterns_and_the_base() {
     assert!(!policy.is_protected("releases", "develop"));
     assert!(wildcard("*", "") && wildcard("a*b*c", "a/x/b/c") && !wildcard("a*b", "a/c"));
 }
+
+#[test]
+fn a_repositorys_tier_rules_can_never_drop_the_builtin_postures() {
+    let repo = "[tiers]\npaths = [{ glob = \"docs/**\", tier = \"low\" }]\n";
+    let policy = Policy::from_layers(None, layer(".flotilla/policy.toml", repo)).expect("ok");
+    let globs: Vec<&str> = policy.tiers.paths.iter().map(|r| r.glob.as_str()).collect();
+    assert!(
+        globs.contains(&"docs/**") && globs.contains(&"security/**"),
+        "{globs:?}"
+    );
+    let decision = crate::governance::decide(&policy.tiers, &["security/key.rs"], Some("low"))
+        .expect("decide");
+    assert_eq!(decision.tier, "max");
+    let err =
+        Policy::from_layers(layer("u", "[tiers]\ndefault = \"nope\"\n"), None).expect_err("tier");
+    assert!(
+        err.to_string().contains("[tiers]") && err.to_string().contains("nope"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_reviewer_is_of_another_model_family_unless_the_policy_allows_it() {
+    let review = ReviewPolicy::default();
+    assert_eq!(review.reviewer_for("claude", None), Ok("codex".into()));
+    assert_eq!(review.reviewer_for("codex", None), Ok("claude".into()));
+    assert_eq!(
+        review.reviewer_for("exec", None),
+        Ok("codex".into()),
+        "a command has no family"
+    );
+    let err = review
+        .reviewer_for("claude", Some("claude"))
+        .expect_err("same family");
+    assert!(
+        err.contains("same model family") && err.contains("allow_same_family"),
+        "{err}"
+    );
+    let err = review
+        .reviewer_for("claude", Some("pi"))
+        .expect_err("no family");
+    assert!(err.contains("pi has no model family"), "{err}");
+    let allowed =
+        Policy::from_layers(layer("u", "[review]\nallow_same_family = true\n"), None).expect("ok");
+    assert_eq!(
+        allowed.review.reviewer_for("claude", Some("claude")),
+        Ok("claude".into())
+    );
+}

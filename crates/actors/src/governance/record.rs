@@ -73,6 +73,9 @@ pub enum Entry {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         head: Option<String>,
     },
+    /// A reviewer's verdict on the claim's branch, bound to one commit and
+    /// the hash of the diff it was shown.
+    Gate(Box<GateRecord>),
     /// The claim was dropped; its worktree is gone unless kept.
     Drop {
         /// Whether its worktree was kept.
@@ -87,9 +90,59 @@ impl Entry {
             Entry::Claim { .. } => "claim",
             Entry::Lane { .. } => "lane",
             Entry::Turn { .. } => "turn",
+            Entry::Gate(_) => "gate",
             Entry::Drop { .. } => "drop",
         }
     }
+}
+
+/// What a review decided, and exactly what it saw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GateRecord {
+    /// The commit reviewed (the branch's head then).
+    pub commit: String,
+    /// The commit the diff starts from.
+    pub base: String,
+    /// [`super::diff_sha256`] of the diff the reviewer was shown.
+    pub diff_sha256: String,
+    /// The tier reviewed at.
+    pub tier: String,
+    /// The tier asked for, if one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_tier: Option<String>,
+    /// The author's CLI and its model family.
+    pub author: String,
+    /// The author's model family, if it has one.
+    pub author_family: Option<String>,
+    /// The reviewer's CLI.
+    pub reviewer: String,
+    /// The reviewer's model family.
+    pub reviewer_family: String,
+    /// The reviewer's lane (`HOST/NAME`).
+    pub lane: String,
+    /// `pass`, `fail`, or `bounced` when no well-formed verdict came back.
+    pub outcome: GateOutcome,
+    /// The findings that block a merge.
+    #[serde(default)]
+    pub blocking: Vec<super::Finding>,
+    /// Notes that do not block.
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// Why a verdict was bounced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounced: Option<String>,
+}
+
+/// What a review decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GateOutcome {
+    /// The reviewer passed the change.
+    Pass,
+    /// The reviewer failed it, with blocking findings.
+    Fail,
+    /// The reviewer's answer was not a well-formed verdict, twice.
+    Bounced,
 }
 
 /// Why a commit message is not a record this version reads.

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::governance::{ClaimId, ClaimState};
-use crate::lane::LanePhase;
+use crate::governance::{ClaimId, ClaimState, GateStanding, GateState};
+use crate::lane::{CliKind, LanePhase};
 use crate::model::Timestamp;
 
 /// Arguments of `claim.add`.
@@ -60,6 +60,8 @@ pub struct ClaimView {
     pub lane_phase: Option<LanePhase>,
     /// Whether its worktree is on this host's disk.
     pub worktree_here: bool,
+    /// Where its review gate stands for its branch's head now.
+    pub gate_standing: GateStanding,
 }
 
 /// Reply of `board`: `flotilla.board.v1`.
@@ -103,4 +105,53 @@ pub struct HistoryLine {
     pub kind: String,
     /// What it says, in a line.
     pub summary: String,
+}
+
+/// Arguments of `review`: a reviewer lane of another model family judges
+/// a claim's branch at one commit.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReviewArgs {
+    /// A directory in the repository (absolute).
+    pub repo: String,
+    /// A claim's id, or a commit on one claim's branch.
+    pub target: String,
+    /// The reviewer's CLI (default: the policy's first of another family).
+    #[serde(default)]
+    pub reviewer: Option<CliKind>,
+    /// The tier asked for; never below a posture path's.
+    #[serde(default)]
+    pub tier: Option<String>,
+    /// The reviewer's model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The reviewer's per-turn deadline, seconds.
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+}
+
+/// Arguments of `gate`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GateArgs {
+    /// A directory in the repository (absolute).
+    pub repo: String,
+    /// The claim.
+    pub id: ClaimId,
+}
+
+/// Reply of `review` and `gate`: `flotilla.gate.v1`.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GateReply {
+    /// Schema id: `flotilla.gate.v1`.
+    pub schema: String,
+    /// The repository's top-level directory.
+    pub repo: String,
+    /// The claim.
+    pub claim: ClaimId,
+    /// The commit its branch is at now.
+    pub head: String,
+    /// Where the gate stands for that commit, and why.
+    #[serde(flatten)]
+    pub standing: GateStanding,
+    /// The last review, if any.
+    pub gate: Option<GateState>,
 }

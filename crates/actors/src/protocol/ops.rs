@@ -156,6 +156,10 @@ ops! {
     ClaimShow(ClaimShowArgs) = "claim.show" -> ClaimReply;
     /// Drop a claim: its worktree is removed unless kept.
     ClaimDrop(ClaimDropArgs) = "claim.drop" -> ClaimReply;
+    /// Review a claim's branch at its head with a lane of another model family.
+    Review(ReviewArgs) = "review" -> GateReply;
+    /// Whether a claim's head passed review.
+    Gate(GateArgs) = "gate" -> GateReply;
     /// The board of a repository, folded from its run records (`claim list` too).
     Board(BoardArgs) = "board" -> BoardReply;
 }

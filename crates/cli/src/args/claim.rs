@@ -63,3 +63,25 @@ pub(crate) struct BoardCli {
     #[arg(long)]
     pub(crate) rebuild: bool,
 }
+
+#[derive(Debug, Args)]
+pub(crate) struct ReviewCli {
+    /// A claim's id, or a commit on one claim's branch.
+    #[arg(value_name = "CLAIM|COMMIT")]
+    pub(crate) target: String,
+    /// The repository (default: the current directory's).
+    #[arg(short = 'C', long = "repo", value_name = "REPO")]
+    pub(crate) repo: Option<PathBuf>,
+    /// The reviewer's CLI (default: policy.toml's first reviewer of another model family).
+    #[arg(long, value_name = "CLI", value_parser = super::choices::any_cli())]
+    pub(crate) reviewer: Option<flotilla_actors::lane::CliKind>,
+    /// The risk tier to review at; never below a security, permissions or merge-boundary path's.
+    #[arg(long, value_name = "TIER")]
+    pub(crate) tier: Option<String>,
+    /// The reviewer's model.
+    #[arg(short = 'm', long)]
+    pub(crate) model: Option<String>,
+    /// The reviewer's per-turn deadline in whole seconds (`90`, `5m`).
+    #[arg(long, value_name = "DURATION", value_parser = super::duration::parse_whole_seconds)]
+    pub(crate) timeout: Option<u64>,
+}

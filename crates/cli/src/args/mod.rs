@@ -124,6 +124,15 @@ For scripts: flotilla roster --json")]
   flotilla board ~/src/app --json
   flotilla board --rebuild     # on a fresh host: fetch the run records first")]
     Board(BoardCli),
+    /// Review a claim's branch at its head with a lane of another model family; the verdict is recorded bound to the commit.
+    #[command(after_help = "Examples:
+  flotilla review context-meter                      # the policy's reviewer of another family
+  flotilla review context-meter --reviewer claude --tier high
+  flotilla --json review 3f2a9c1 -C ~/src/app        # the claim whose branch has that commit
+Exit codes: 0 passed, 1 failed or bounced (the verdict was malformed twice).")]
+    Review(ReviewCli),
+    /// Whether a claim's head passed review, with which reviewer, when, and why (exit 0 only when passed).
+    Gate(ClaimIdCli),
     /// The hub: make its CA and certificate, run it.
     #[command(subcommand)]
     Hub(HubCommand),

@@ -5,14 +5,16 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use flotilla_actors::governance::{ClaimId, ClaimStatus};
+use flotilla_actors::governance::gate::short;
+use flotilla_actors::governance::{ClaimId, ClaimStatus, GateStatus};
 use flotilla_actors::protocol::{
     BoardArgs, BoardReply, ClaimAddArgs, ClaimDropArgs, ClaimReply, ClaimShowArgs, ClaimView,
+    GateArgs, GateReply, ReviewArgs,
 };
 
 use super::Env;
-use crate::args::{BoardCli, ClaimCommand, ClaimIdCli};
-use crate::exit::{CliError, OK};
+use crate::args::{BoardCli, ClaimCommand, ClaimIdCli, ReviewCli};
+use crate::exit::{CliError, FAILED, OK};
 use crate::output::{self, out, outln};
 use crate::table;
 
@@ -85,7 +87,7 @@ fn print_board(reply: &BoardReply) -> Result<()> {
                 lane_of(c),
                 c.state.id.to_string(),
                 c.state.branch.clone(),
-                "-".into(),
+                gate_cell(c),
                 status(c),
             ]);
         }
@@ -95,6 +97,74 @@ fn print_board(reply: &BoardReply) -> Result<()> {
         outln!("note: {note}")?;
     }
     Ok(())
+}
+
+/// `flotilla review`.
+pub(crate) async fn review(env: &Env, a: ReviewCli) -> Result<u8> {
+    let op = ReviewArgs {
+        repo: repo_path(a.repo.as_deref())?,
+        target: a.target,
+        reviewer: a.reviewer,
+        tier: a.tier,
+        model: a.model,
+        timeout_secs: a.timeout,
+    };
+    let progress = crate::progress::Waiting::start("the reviewer reads the change");
+    let reply = env.client().await?.call(&op).await;
+    drop(progress);
+    print_gate(env, &reply?)
+}
+
+/// `flotilla gate`.
+pub(crate) async fn gate(env: &Env, a: ClaimIdCli) -> Result<u8> {
+    let (repo, id) = claim_of(&a)?;
+    print_gate(
+        env,
+        &env.client().await?.call(&GateArgs { repo, id }).await?,
+    )
+}
+
+fn print_gate(env: &Env, reply: &GateReply) -> Result<u8> {
+    let code = if reply.standing.status == GateStatus::Passed {
+        OK
+    } else {
+        FAILED
+    };
+    if env.json {
+        output::json(reply)?;
+        return Ok(code);
+    }
+    outln!("gate {}: {}", reply.claim, reply.standing.why)?;
+    if let Some(gate) = &reply.gate {
+        let g = &gate.record;
+        outln!(
+            "  reviewed {} by {} at {} (diff {})",
+            short(&g.commit),
+            g.lane,
+            gate.at,
+            g.diff_sha256
+        )?;
+        for f in &g.blocking {
+            outln!("  blocking  {}:{}  {}", f.file, f.line, f.finding)?;
+        }
+        for note in &g.notes {
+            outln!("  note      {note}")?;
+        }
+    }
+    Ok(code)
+}
+
+fn gate_cell(c: &ClaimView) -> String {
+    let Some(gate) = &c.state.gate else {
+        return "-".into();
+    };
+    let status = serde_json::to_value(c.gate_standing.status).ok();
+    let status = status
+        .as_ref()
+        .and_then(|s| s.as_str())
+        .unwrap_or("?")
+        .to_owned();
+    format!("gate {status} · R{}", gate.round)
 }
 
 fn show(env: &Env, reply: &ClaimReply) -> Result<u8> {

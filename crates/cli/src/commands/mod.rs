@@ -113,6 +113,8 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Fleet(c) => fleet::run(&env, c).await,
         Command::Claim(c) => claims::run(&env, c).await,
         Command::Board(a) => claims::board(&env, a).await,
+        Command::Review(a) => claims::review(&env, a).await,
+        Command::Gate(a) => claims::gate(&env, a).await,
         Command::Bench(c) => crate::bench::run(&env, c).await,
         Command::Mcp(a) => crate::mcp::run(env, a).await,
         Command::Hook(c) => hook::run(&env, c).await,

@@ -188,6 +188,8 @@ pub(crate) async fn dispatch(
         Request::ClaimAdd(a) => ok(crate::governance::claims::add(ctx, a).await?),
         Request::ClaimShow(a) => ok(crate::governance::claims::show(ctx, a).await?),
         Request::ClaimDrop(a) => ok(crate::governance::claims::drop(ctx, a).await?),
+        Request::Review(a) => ok(crate::governance::review::review(ctx, a).await?),
+        Request::Gate(a) => ok(crate::governance::review::gate(ctx, a).await?),
         Request::Board(a) => ok(crate::governance::claims::board(ctx, a).await?),
         _ => Err(ControlError::new(
             ErrorCode::BadRequest,

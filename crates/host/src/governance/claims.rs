@@ -5,7 +5,7 @@
 //! repository has it, in the background. Must not start lanes ([`super::lanes`]
 //! puts a lane in a claim's worktree).
 
-use flotilla_actors::governance::{Board, ClaimId, ClaimState, Entry, Record};
+use flotilla_actors::governance::{Board, ClaimId, ClaimState, Entry, Record, standing};
 use flotilla_actors::lane::LanePhase;
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::protocol::{
@@ -219,10 +219,17 @@ async fn show_in(ctx: &HostContext, repo: &Repo, id: &ClaimId) -> Result<ClaimRe
 async fn view(ctx: &HostContext, repo: &Repo, state: ClaimState) -> ClaimView {
     let lane_phase = local_lane(ctx, &state).await.map(|v| v.phase);
     let worktree_here = repo.worktree(&state.id).join(".git").exists();
+    let head = match state.gate {
+        Some(_) => repo.git.commit_of(&state.branch).await.ok().flatten(),
+        None => None,
+    };
+    let head = head.unwrap_or_default();
+    let gate_standing = standing(state.id.as_str(), state.gate.as_ref(), &head);
     ClaimView {
         state,
         lane_phase,
         worktree_here,
+        gate_standing,
     }
 }
 
@@ -239,6 +246,17 @@ fn history_line(record: &Record) -> HistoryLine {
             Some(head) => format!("{lane}'s turn {status} at {}", &head[..head.len().min(12)]),
             None => format!("{lane}'s turn {status}"),
         },
+        Entry::Gate(g) => format!(
+            "review by {} ({}) at tier {} of {}: {}",
+            g.reviewer,
+            g.reviewer_family,
+            g.tier,
+            &g.commit[..g.commit.len().min(12)],
+            serde_json::to_value(g.outcome)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default()
+        ),
         Entry::Drop { kept: true } => "dropped; worktree kept".to_owned(),
         Entry::Drop { kept: false } => "dropped; worktree removed".to_owned(),
         _ => record.entry.kind().to_owned(),

@@ -199,13 +199,59 @@ impl Git {
                     .map(move |(k, v)| (format!("GIT_{role}_{k}"), *v))
             })
             .collect();
-        let commit = self.run_env(&args, &env, LOCAL).await?;
+        let commit = self.run_env(&args, &env, LOCAL).await?.trim().to_owned();
         let old = tip.unwrap_or_default();
         match self.run(&["update-ref", RECORDS_REF, &commit, &old]).await {
             Ok(_) => Ok(commit),
             Err(GitError::Failed { .. }) => Err(GitError::Moved),
             Err(e) => Err(e),
         }
+    }
+
+    /// The best common ancestor of two commits.
+    pub async fn merge_base(&self, a: &str, b: &str) -> Result<String, GitError> {
+        self.run(&["merge-base", a, b]).await
+    }
+
+    /// Whether `commit` is `tip` or one of its ancestors.
+    pub async fn is_ancestor(&self, commit: &str, tip: &str) -> Result<bool, GitError> {
+        Ok(self
+            .run(&["merge-base", "--is-ancestor", commit, tip])
+            .await
+            .is_ok())
+    }
+
+    /// `git diff base head`, whole, with no colour, external tool or renames.
+    pub async fn diff(&self, base: &str, head: &str) -> Result<String, GitError> {
+        let args = [
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-renames",
+            base,
+            head,
+        ];
+        self.run_env(&args, &[], LOCAL).await
+    }
+
+    /// The paths `git diff base head` touches.
+    pub async fn touched(&self, base: &str, head: &str) -> Result<Vec<String>, GitError> {
+        let out = self
+            .run(&["diff", "--name-only", "--no-renames", "-z", base, head])
+            .await?;
+        Ok(out
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+            .collect())
+    }
+
+    /// Adds a worktree at `path` with `commit` checked out, detached.
+    pub async fn add_detached_worktree(&self, path: &Path, commit: &str) -> Result<(), GitError> {
+        let path = path.to_string_lossy();
+        self.run(&["worktree", "add", "--quiet", "--detach", &path, commit])
+            .await
+            .map(drop)
     }
 
     /// Whether the repository has a remote of that name.
@@ -230,7 +276,7 @@ impl Git {
     }
 
     async fn run(&self, args: &[&str]) -> Result<String, GitError> {
-        self.run_env(args, &[], LOCAL).await
+        Ok(self.run_env(args, &[], LOCAL).await?.trim_end().to_owned())
     }
 
     async fn run_env(
@@ -266,8 +312,6 @@ impl Git {
                 stderr,
             });
         }
-        Ok(String::from_utf8_lossy(&output.stdout)
-            .trim_end()
-            .to_owned())
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     }
 }

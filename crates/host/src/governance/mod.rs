@@ -10,6 +10,8 @@ pub(crate) mod claims;
 pub mod git;
 mod hooks;
 pub(crate) mod lanes;
+pub(crate) mod review;
+mod reviewer_lane;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
