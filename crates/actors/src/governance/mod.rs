@@ -10,12 +10,20 @@
 //! The host drives git and lanes, lists the touched paths and starts the
 //! reviewer; it hands the facts to these functions and does what they
 //! decide. Nothing here may run git, read a file or look at the time.
+//!
+//! Readiness (`flotilla ready`): the repository's project profile and its
+//! detection ([`profile`]), the checks of its tools and what stands in for
+//! a missing one ([`readiness`]), and a plan's review against the profile
+//! ([`plan_review`]).
 
 pub mod board;
 pub mod claim;
 pub mod gate;
 pub mod packet;
+pub mod plan_review;
 pub mod policy;
+pub mod profile;
+pub mod readiness;
 pub mod record;
 pub mod tier;
 pub mod verdict;
@@ -24,7 +32,10 @@ pub use board::{Board, ClaimState, ClaimStatus, GateState};
 pub use claim::ClaimId;
 pub use gate::{GateStanding, GateStatus, standing};
 pub use packet::{ReviewPacket, diff_sha256};
+pub use plan_review::{PlanOutcome, PlanReview};
 pub use policy::Policy;
+pub use profile::{Profile, ProfileSource};
+pub use readiness::ReadyCheck;
 pub use record::{Entry, GateOutcome, GateRecord, Record};
 pub use tier::{PathRule, Posture, TierDecision, TierError, TierReason, TierRules, decide};
 pub use verdict::{Finding, Outcome, VERDICT_SHAPE, Verdict, VerdictError, parse_verdict};

@@ -159,7 +159,7 @@ fn cut_diff(diff: &str) -> (&str, usize) {
 
 /// The longest run of backticks in `text`, so the fence around it can be
 /// longer and a diff of Markdown cannot close it early.
-fn longest_backtick_run(text: &str) -> usize {
+pub(crate) fn longest_backtick_run(text: &str) -> usize {
     text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
