@@ -54,6 +54,7 @@ mod pipelined;
 mod progress;
 mod protocol;
 mod readme;
+mod ready;
 mod remote_lane_dir;
 mod remote_lanes;
 mod review;

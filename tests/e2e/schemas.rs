@@ -182,6 +182,7 @@ fn daemon_shapes(s: &mut ShippedSchemas, home: &TestHome) {
     let task = task.display().to_string();
     let dir = home.path().display().to_string();
     s.run(home, &["fleet", "check", &task, "-C", &dir]);
+    ready_shape(s, home);
     fleet_shapes(s, home, &dir);
     s.run(home, &["roster"]);
     s.run(home, &["lane", "rm", "done"]);
@@ -193,6 +194,20 @@ fn daemon_shapes(s: &mut ShippedSchemas, home: &TestHome) {
     s.run(home, &["logs"]);
     first_line_shape(s, home, &["--json", "logs", "-n", "1", "--follow"]);
     s.run(home, &["down"]);
+}
+
+/// `ready` on a fresh git repository (ready or not: the shape is the same).
+fn ready_shape(s: &mut ShippedSchemas, home: &TestHome) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = dir.path();
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(repo)
+        .status()
+        .expect("git init");
+    assert!(init.success(), "git init");
+    std::fs::write(repo.join("go.mod"), "module x\n").expect("go.mod");
+    s.run(home, &["ready", &repo.display().to_string()]);
 }
 
 /// A fleet whose exec supervisor says done at once: every fleet command.

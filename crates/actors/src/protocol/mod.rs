@@ -17,6 +17,7 @@ mod lanes;
 mod lines;
 mod ops;
 mod outbox;
+mod ready;
 mod remote;
 mod status;
 
@@ -29,6 +30,7 @@ pub use lanes::*;
 pub use lines::{LineBudget, LineError, read_line, read_line_within};
 pub use ops::*;
 pub use outbox::*;
+pub use ready::*;
 pub use remote::*;
 pub use status::*;
 

@@ -10,6 +10,7 @@ use super::lane_files::*;
 use super::lane_hold::*;
 use super::lanes::*;
 use super::outbox::*;
+use super::ready::*;
 use super::remote::*;
 use super::status::*;
 use super::{ControlError, ErrorCode, Op};
@@ -162,6 +163,9 @@ ops! {
     Gate(GateArgs) = "gate" -> GateReply;
     /// The board of a repository, folded from its run records (`claim list` too).
     Board(BoardArgs) = "board" -> BoardReply;
+    /// A repository's readiness: its profile, its tools and CLIs, its
+    /// policy, and a plan reviewed against the profile.
+    Ready(ReadyArgs) = "ready" -> ReadyReply;
 }
 
 /// An empty argument list or reply.

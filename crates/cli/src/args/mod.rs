@@ -16,6 +16,7 @@ mod fleet;
 mod hub;
 mod lane;
 mod mail;
+mod ready;
 
 pub(crate) use bench::*;
 pub(crate) use choices::INTEGRATED_CLIS;
@@ -24,6 +25,7 @@ pub(crate) use fleet::*;
 pub(crate) use hub::*;
 pub(crate) use lane::*;
 pub(crate) use mail::*;
+pub(crate) use ready::*;
 
 /// Flotilla: AI coding-agent CLIs and plain commands as one governed team.
 #[derive(Debug, Parser)]
@@ -133,6 +135,14 @@ Exit codes: 0 passed, 1 failed or bounced (the verdict was malformed twice).")]
     Review(ReviewCli),
     /// Whether a claim's head passed review, with which reviewer, when, and why (exit 0 only when passed).
     Gate(ClaimIdCli),
+    /// Whether a repository is ready for lanes: its project profile (detected, shown for confirmation, written with --write), its tools, CLIs and policy, and a plan reviewed against the profile; a missing tool is routed around and said so. Installs nothing.
+    #[command(after_help = "Examples:
+  flotilla ready                                  # this repository: the profile and the checks
+  flotilla ready ~/src/app --write                # write the detected .flotilla/profile.toml
+  flotilla ready --plan plan.md --reviewer codex  # and have a codex lane review the plan
+  flotilla --json ready | jq .checks
+Exit codes: 0 ready, 1 not ready (a check failed and nothing stands in, or the plan did not pass), 2 bad input.")]
+    Ready(ReadyCli),
     /// The hub: make its CA and certificate, run it.
     #[command(subcommand)]
     Hub(HubCommand),

@@ -231,7 +231,7 @@ fn claim_of(a: &ClaimIdCli) -> Result<(String, ClaimId)> {
 }
 
 /// The repository as an absolute path (default: the current directory).
-fn repo_path(repo: Option<&Path>) -> Result<String> {
+pub(super) fn repo_path(repo: Option<&Path>) -> Result<String> {
     let dir: PathBuf = match repo {
         Some(dir) => dir.to_path_buf(),
         None => std::env::current_dir().context("cannot read the current directory")?,

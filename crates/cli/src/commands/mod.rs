@@ -33,6 +33,7 @@ pub(crate) mod mail;
 mod manual;
 mod peers;
 mod reachability;
+mod ready;
 mod service_unit;
 mod session;
 
@@ -115,6 +116,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Board(a) => claims::board(&env, a).await,
         Command::Review(a) => claims::review(&env, a).await,
         Command::Gate(a) => claims::gate(&env, a).await,
+        Command::Ready(a) => ready::run(&env, a).await,
         Command::Bench(c) => crate::bench::run(&env, c).await,
         Command::Mcp(a) => crate::mcp::run(env, a).await,
         Command::Hook(c) => hook::run(&env, c).await,

@@ -20,7 +20,7 @@ use flotilla_actors::protocol::{
     FleetCheckReply, FleetHistoryReply, FleetListReply, FleetRequestReply, FleetView,
     HostStatusReply, InboxReply, LaneAttachReply, LaneDoctorReply, LaneListReply, LanePruneReply,
     LaneRemoveReply, LaneStartReply, LaneView, OutboxReply, PeerLeaveReply, PeerView, PeersReply,
-    RosterReply, SendReply,
+    ReadyReply, RosterReply, SendReply,
 };
 use flotilla_hub::view::HubRosterReply;
 use schemars::generate::SchemaSettings;
@@ -77,6 +77,7 @@ pub(crate) fn catalog() -> Vec<Shape> {
         ("flotilla.lane-remove.v1", derived::<LaneRemoveReply>()),
         ("flotilla.lane-prune.v1", derived::<LanePruneReply>()),
         ("flotilla.fleet-check.v1", derived::<FleetCheckReply>()),
+        ("flotilla.ready.v1", derived::<ReadyReply>()),
         ("flotilla.fleet.v1", derived::<FleetView>()),
         ("flotilla.fleets.v1", derived::<FleetListReply>()),
         ("flotilla.fleet-request.v1", derived::<FleetRequestReply>()),

@@ -191,6 +191,7 @@ pub(crate) async fn dispatch(
         Request::Review(a) => ok(crate::governance::review::review(ctx, a).await?),
         Request::Gate(a) => ok(crate::governance::review::gate(ctx, a).await?),
         Request::Board(a) => ok(crate::governance::claims::board(ctx, a).await?),
+        Request::Ready(a) => ok(crate::governance::ready::ready(ctx, a).await?),
         _ => Err(ControlError::new(
             ErrorCode::BadRequest,
             "this daemon does not serve that op yet",

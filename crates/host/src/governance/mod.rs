@@ -3,13 +3,17 @@
 //!
 //! Owns opening a repository with its policy ([`Repo`]), one writer per
 //! repository at a time ([`RepoLocks`]), the claim ops ([`claims`]) and
-//! putting a lane into its claim's worktree ([`lanes`]). The rules live in
+//! putting a lane into its claim's worktree ([`lanes`]), and a repository's
+//! readiness ([`ready`]). The rules live in
 //! `flotilla_actors::governance`; git runs only through [`git`].
 
 pub(crate) mod claims;
 pub mod git;
 mod hooks;
 pub(crate) mod lanes;
+pub(crate) mod ready;
+mod ready_plan;
+mod ready_probe;
 pub(crate) mod review;
 mod reviewer_lane;
 
