@@ -95,6 +95,14 @@ fn start_claim_lane(home: &TestHome, repo: &Path, claim: &str, out: &Path) {
     ]);
 }
 
+/// Waits until claim `id` has the run record of its lane's last turn
+/// (written in the background once the turn's notice is out).
+pub(crate) fn wait_turn_record(home: &TestHome, repo: &str, id: &str) {
+    wait_until("the turn's run record", Duration::from_secs(30), || {
+        home.json(&["claim", "show", id, "-C", repo])["claim"]["last_turn"].is_string()
+    });
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path)
         .unwrap_or_default()
@@ -216,6 +224,7 @@ fn a_claims_worktree_holds_one_lane_and_is_gone_when_the_claim_is_dropped() {
         "--",
         "true",
     ]);
+    wait_turn_record(&home, &r, &id);
     let err = home.fails(
         &[
             "lane", "run", "--cli", "exec", "-C", &r, "--claim", &id, "--prompt", "x", "--", "true",
@@ -253,7 +262,7 @@ fn a_claims_worktree_holds_one_lane_and_is_gone_when_the_claim_is_dropped() {
         .iter()
         .filter_map(|h| h["kind"].as_str())
         .collect();
-    assert_eq!(history, ["claim", "lane", "drop"]);
+    assert_eq!(history, ["claim", "lane", "turn", "drop"]);
     let err = home.fails(
         &[
             "lane", "run", "--cli", "exec", "-C", &r, "--claim", &id, "--prompt", "x", "--", "true",
@@ -314,7 +323,17 @@ fn claims_refuse_what_the_policy_or_the_repository_does_not_allow() {
 /// The fields of a board a successor must see the same.
 fn summary(board: &Value) -> Vec<Value> {
     let keys = [
-        "id", "title", "branch", "base", "status", "lane", "cli", "records", "added_at",
+        "id",
+        "title",
+        "branch",
+        "base",
+        "status",
+        "lane",
+        "cli",
+        "last_turn",
+        "head",
+        "records",
+        "added_at",
     ];
     let claims = board["claims"].as_array().expect("claims");
     claims
@@ -333,16 +352,17 @@ fn a_fresh_host_with_only_a_clone_rebuilds_the_board_from_the_run_records() {
         "lane", "run", "--cli", "exec", "-n", "worker", "-C", &r, "--claim", &kept, "--prompt",
         "x", "--", "true",
     ]);
+    wait_turn_record(&home, &r, &kept);
     home.ok(&["claim", "drop", &gone, "-C", &r]);
     let before = home.json(&["board", &r]);
-    assert_eq!(before["records"], 4, "{before}");
+    assert_eq!(before["records"], 5, "{before}");
     wait_until("the records are pushed", Duration::from_secs(30), || {
         let out = Command::new("git")
             .arg("-C")
             .arg(&remote)
             .args(["rev-list", "--count", "refs/flotilla/records"])
             .output();
-        out.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "4")
+        out.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "5")
     });
 
     let mut fresh = TestHome::new();
@@ -373,4 +393,87 @@ fn a_fresh_host_with_only_a_clone_rebuilds_the_board_from_the_run_records() {
         text.contains("worker") && text.contains("flotilla/kept-claim") && text.contains("dropped"),
         "{text}"
     );
+}
+
+/// An exec lane on `claim` that commits `file`.
+fn commit_in_claim(home: &TestHome, repo: &Path, claim: &str, file: &str) {
+    let script = format!(
+        "echo built > {file} && git add {file} && git -c user.name=L -c user.email=l@x commit -qm 'add {file}'"
+    );
+    let r = repo.display().to_string();
+    home.ok(&[
+        "lane",
+        "run",
+        "--cli",
+        "exec",
+        "-n",
+        "builder",
+        "--persistent",
+        "-C",
+        &r,
+        "--claim",
+        claim,
+        "--prompt",
+        "x",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+}
+
+#[test]
+fn a_person_merges_a_claim_without_a_passed_gate_only_by_saying_so_and_a_lane_never_as_a_person() {
+    let (home, repo, _) = daemon_and_repo(None);
+    let r = repo.display().to_string();
+    let id = add(&home, &repo, "Quick fix");
+    commit_in_claim(&home, &repo, &id, "fix.txt");
+    wait_turn_record(&home, &r, &id);
+    let err = home.fails(&["merge", &id, "-C", &r], 5);
+    assert!(
+        err.contains("never reviewed") && err.contains("--without-gate"),
+        "{err}"
+    );
+    let err = home.fails(&["merge", &id, "-C", &r, "--by", "coordinator"], 5);
+    assert!(err.contains("only a person merges"), "{err}");
+    let mut as_lane = home.command(&["merge", &id, "-C", &r, "--without-gate"]);
+    let out = as_lane
+        .env("FLOTILLA_PEER", "builder")
+        .output()
+        .expect("merge");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(err.contains("a lane merges as the coordinator"), "{err}");
+    std::fs::write(repo.join("README"), "dirty\n").expect("edit");
+    let err = home.fails(&["merge", &id, "-C", &r, "--without-gate"], 6);
+    assert!(err.contains("uncommitted changes"), "{err}");
+    git(&repo, &["checkout", "--", "README"]);
+
+    let merged = home.json(&["merge", &id, "-C", &r, "--without-gate"]);
+    assert_eq!(merged["claim"]["status"], "merged", "{merged}");
+    assert_eq!(
+        git(&repo, &["show", "-s", "--format=%s", "main"]),
+        format!("Merge claim {id}: Quick fix")
+    );
+    assert!(
+        repo.join("fix.txt").exists(),
+        "merged into the checkout of main"
+    );
+    let worktree = merged["claim"]["worktree"].as_str().expect("worktree");
+    assert!(!Path::new(worktree).exists(), "the worktree is gone");
+    let summary = merged["history"]
+        .as_array()
+        .expect("history")
+        .last()
+        .expect("merge")["summary"]
+        .clone();
+    assert!(
+        summary
+            .as_str()
+            .unwrap_or_default()
+            .contains("by the person, without a passed gate"),
+        "{summary}"
+    );
+    let err = home.fails(&["merge", &id, "-C", &r, "--without-gate"], 6);
+    assert!(err.contains("was merged"), "{err}");
 }

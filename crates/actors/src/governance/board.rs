@@ -21,6 +21,8 @@ pub enum ClaimStatus {
     InFlight,
     /// Dropped.
     Dropped,
+    /// Merged into its base.
+    Merged,
 }
 
 /// One claim as its records tell it.
@@ -180,9 +182,14 @@ impl Board {
                 "a {kind} record names claim {id}, never added; skipped"
             ));
         };
-        if claim.status == ClaimStatus::Dropped {
+        if matches!(claim.status, ClaimStatus::Dropped | ClaimStatus::Merged) {
+            let ended = if claim.status == ClaimStatus::Merged {
+                "merged"
+            } else {
+                "dropped"
+            };
             return Err(format!(
-                "a {kind} record came after claim {id} was dropped; skipped"
+                "a {kind} record came after claim {id} was {ended}; skipped"
             ));
         }
         claim.updated_at = record.at;
@@ -211,6 +218,7 @@ impl Board {
                 });
             }
             Entry::Drop { .. } => claim.status = ClaimStatus::Dropped,
+            Entry::Merge { .. } => claim.status = ClaimStatus::Merged,
             Entry::Claim { .. } => {}
         }
         Ok(())

@@ -122,6 +122,12 @@ impl ReviewPolicy {
 pub struct MergePolicy {
     /// `human` (the default) or `coordinator`.
     pub authority: MergeAuthority,
+    /// The strictest tier at which the coordinator may merge a passed
+    /// change (default: the least strict tier).
+    pub max_tier: Option<String>,
+    /// Commands that must pass (exit 0) in the claim's worktree before the
+    /// coordinator merges: "checks are green".
+    pub checks: Vec<String>,
 }
 
 /// Who may merge.
@@ -164,6 +170,8 @@ impl Default for MergePolicy {
     fn default() -> Self {
         Self {
             authority: MergeAuthority::Human,
+            max_tier: None,
+            checks: Vec::new(),
         }
     }
 }
@@ -275,6 +283,14 @@ impl Policy {
         }
         if self.base.as_deref().is_some_and(|b| b.trim().is_empty()) {
             return Err("base is empty; name a branch, or leave base out".into());
+        }
+        if let Some(tier) = &self.merge.max_tier
+            && self.tiers.rank(tier).is_none()
+        {
+            return Err(format!(
+                "[merge] max_tier is {tier:?}, not a tier of [tiers] order ({})",
+                self.tiers.order.join(", ")
+            ));
         }
         if self.remote.trim().is_empty() {
             return Err("remote is empty; name a remote (default origin)".into());

@@ -76,6 +76,24 @@ pub enum Entry {
     /// A reviewer's verdict on the claim's branch, bound to one commit and
     /// the hash of the diff it was shown.
     Gate(Box<GateRecord>),
+    /// The claim's branch was merged into its base.
+    Merge {
+        /// Who merged.
+        by: super::merge::MergeBy,
+        /// The merge commit on the base.
+        commit: String,
+        /// The claim's head that was merged.
+        head: String,
+        /// The base branch.
+        base: String,
+        /// Where the gate stood for that head.
+        gate: super::gate::GateStatus,
+        /// A person merged without a passed gate, saying so.
+        without_gate: bool,
+        /// The checks that passed first (the coordinator's).
+        #[serde(default)]
+        checks: Vec<String>,
+    },
     /// The claim was dropped; its worktree is gone unless kept.
     Drop {
         /// Whether its worktree was kept.
@@ -91,6 +109,7 @@ impl Entry {
             Entry::Lane { .. } => "lane",
             Entry::Turn { .. } => "turn",
             Entry::Gate(_) => "gate",
+            Entry::Merge { .. } => "merge",
             Entry::Drop { .. } => "drop",
         }
     }

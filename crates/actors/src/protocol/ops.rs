@@ -160,6 +160,10 @@ ops! {
     Review(ReviewArgs) = "review" -> GateReply;
     /// Whether a claim's head passed review.
     Gate(GateArgs) = "gate" -> GateReply;
+    /// Merge a claim's branch into its base, under the policy's merge authority.
+    Merge(MergeArgs) = "merge" -> ClaimReply;
+    /// The effective claim policy, and where it comes from.
+    Policy(PolicyArgs) = "policy" -> PolicyReply;
     /// The board of a repository, folded from its run records (`claim list` too).
     Board(BoardArgs) = "board" -> BoardReply;
 }

@@ -115,6 +115,8 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Board(a) => claims::board(&env, a).await,
         Command::Review(a) => claims::review(&env, a).await,
         Command::Gate(a) => claims::gate(&env, a).await,
+        Command::Policy(c) => claims::policy(&env, c).await,
+        Command::Merge(a) => claims::merge(&env, a).await,
         Command::Bench(c) => crate::bench::run(&env, c).await,
         Command::Mcp(a) => crate::mcp::run(env, a).await,
         Command::Hook(c) => hook::run(&env, c).await,
