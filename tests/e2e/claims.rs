@@ -477,3 +477,44 @@ fn a_person_merges_a_claim_without_a_passed_gate_only_by_saying_so_and_a_lane_ne
     let err = home.fails(&["merge", &id, "-C", &r, "--without-gate"], 6);
     assert!(err.contains("was merged"), "{err}");
 }
+
+#[test]
+fn a_lane_cannot_change_a_sensitive_path_and_is_told_why() {
+    let (home, repo, _) = daemon_and_repo(Some("sensitive = [\"config/*.toml\"]\n"));
+    std::fs::create_dir_all(repo.join("config")).expect("dir");
+    std::fs::write(repo.join("config/secret.toml"), "key = 1\n").expect("file");
+    git(&repo, &["add", "config/secret.toml"]);
+    git(&repo, &["commit", "-qm", "config"]);
+    let r = repo.display().to_string();
+    let id = add(&home, &repo, "Touchy");
+    let out = home.path().join("out");
+    std::fs::create_dir_all(&out).expect("out");
+    let script = format!(
+        "echo 'key = 2' > config/secret.toml 2> {o}/write.err; echo $? > {o}/write; \
+         echo 'x = 1' > config/new.toml; git add config/new.toml; \
+         git -c user.name=L -c user.email=l@x commit -qm sneaky 2> {o}/commit.err; echo $? > {o}/commit",
+        o = out.display()
+    );
+    home.ok(&[
+        "lane", "run", "--cli", "exec", "-C", &r, "--claim", &id, "--prompt", "x", "--", "sh",
+        "-c", &script,
+    ]);
+    // Read-only holds for everyone but root (CI machines may run tests as root).
+    if rustix::process::geteuid().as_raw() != 0 {
+        assert_ne!(
+            read(&out.join("write")),
+            "0",
+            "the tracked sensitive file is read-only"
+        );
+        let why = read(&out.join("write.err"));
+        assert!(why.contains("Permission denied"), "{why}");
+    }
+    assert_eq!(read(&out.join("commit")), "1", "the commit is refused");
+    let why = read(&out.join("commit.err"));
+    assert!(why.contains("config/new.toml is a sensitive path"), "{why}");
+    assert_eq!(
+        git(&repo, &["rev-list", "--count", "flotilla/touchy"]),
+        "2",
+        "nothing was committed"
+    );
+}

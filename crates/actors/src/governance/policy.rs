@@ -36,6 +36,10 @@ pub struct Policy {
     pub merge: MergePolicy,
     /// Per CLI: the most a lane in a claim may be allowed.
     pub cli: BTreeMap<String, CliPolicy>,
+    /// Paths (globs; `*` within a directory, `**` across) no lane in a
+    /// claim may change: tracked ones are read-only in its worktree, and
+    /// its pre-commit hook refuses a commit that touches one.
+    pub sensitive: Vec<String>,
     /// Risk tiers by path and posture. Rules given here add to the
     /// built-in posture rules, which cannot be removed.
     pub tiers: TierRules,
@@ -160,6 +164,9 @@ impl Default for Policy {
             remote: "origin".into(),
             merge: MergePolicy::default(),
             cli: BTreeMap::new(),
+            sensitive: ["**/.env", "**/*.pem", "**/*.key", "secrets/**"]
+                .map(String::from)
+                .to_vec(),
             tiers: TierRules::default(),
             review: ReviewPolicy::default(),
         }
@@ -245,6 +252,15 @@ impl Policy {
         branch == base || self.protected.iter().any(|p| wildcard(p, branch))
     }
 
+    /// Whether `path` (repository-relative) is sensitive.
+    pub fn is_sensitive(&self, path: &str) -> bool {
+        let glob = |g: &str| globset::GlobBuilder::new(g).literal_separator(true).build();
+        self.sensitive
+            .iter()
+            .filter_map(|g| glob(g).ok())
+            .any(|g| g.compile_matcher().is_match(path))
+    }
+
     /// The most permissive mode a claim's lane of `cli` may ask for.
     pub fn permissions_for(&self, cli: &str) -> Permissions {
         self.cli.get(cli).map(|c| c.permissions).unwrap_or_default()
@@ -275,6 +291,9 @@ impl Policy {
                 "concurrency is {}; it must be 1 to {MAX_CONCURRENCY}",
                 self.concurrency
             ));
+        }
+        for g in &self.sensitive {
+            globset::Glob::new(g).map_err(|e| format!("sensitive has a bad glob {g:?}: {e}"))?;
         }
         if let Some(bad) = self.protected.iter().find(|p| p.trim().is_empty()) {
             return Err(format!(

@@ -254,6 +254,16 @@ impl Git {
             .map(drop)
     }
 
+    /// Every tracked path of the checkout.
+    pub async fn tracked(&self) -> Result<Vec<String>, GitError> {
+        let out = self.run(&["ls-files", "-z"]).await?;
+        Ok(out
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+            .collect())
+    }
+
     /// Whether the checkout has no change to tracked files.
     pub async fn is_clean(&self) -> Result<bool, GitError> {
         Ok(self
