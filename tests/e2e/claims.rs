@@ -518,3 +518,85 @@ fn a_lane_cannot_change_a_sensitive_path_and_is_told_why() {
         "nothing was committed"
     );
 }
+
+#[test]
+fn a_change_request_is_a_local_change_record_without_a_forge_and_a_pull_request_through_gh_on_one()
+{
+    let mut home = TestHome::new();
+    let bin = home.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let asked = home.path().join("gh-args");
+    flotilla_tests::write_executable(
+        &bin.join("gh"),
+        &format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\necho 'https://github.com/acme/app/pull/7'\n",
+            asked.display()
+        ),
+    );
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    home.env.push(("PATH".into(), path));
+    home.spawn_daemon("laptop");
+    let (repo, remote) = repo_with_remote(home.path());
+    let r = repo.display().to_string();
+    let id = add(&home, &repo, "Local change");
+    commit_in_claim(&home, &repo, &id, "one.txt");
+    let v = home.json(&["change", "open", &id, "-C", &r]);
+    assert_eq!(
+        v["claim"]["change"]["forge"], "local",
+        "a bare remote is no forge: {v}"
+    );
+    let head = git(&repo, &["rev-parse", &format!("flotilla/{id}")]);
+    assert_eq!(
+        git(&remote, &["rev-parse", &format!("flotilla/{id}")]),
+        head,
+        "the branch is pushed"
+    );
+    let record = git(
+        &repo,
+        &["log", "-1", "--format=%B", "refs/flotilla/records"],
+    );
+    assert!(
+        record.contains("\"kind\":\"change\"")
+            && record.contains(&head)
+            && record.contains("sha256:"),
+        "{record}"
+    );
+
+    std::fs::write(home.path().join("policy.toml"), "forge = \"github\"\nconcurrency = 2\n").expect("policy");
+    home.ok(&["lane", "rm", "builder", "--force"]);
+    let id = add(&home, &repo, "On a forge");
+    commit_in_claim(&home, &repo, &id, "two.txt");
+    let v = home.json(&["change", "open", &id, "-C", &r, "--draft"]);
+    assert_eq!(v["claim"]["change"]["forge"], "github", "{v}");
+    assert_eq!(
+        v["claim"]["change"]["url"], "https://github.com/acme/app/pull/7",
+        "{v}"
+    );
+    let args = read(&asked);
+    let args: Vec<&str> = args.lines().collect();
+    assert_eq!(
+        &args[..6],
+        [
+            "pr",
+            "create",
+            "--head",
+            "flotilla/on-a-forge",
+            "--base",
+            "main"
+        ],
+        "{args:?}"
+    );
+    assert!(
+        args.contains(&"--draft") && args.contains(&"On a forge"),
+        "{args:?}"
+    );
+    let text = home.ok(&["claim", "show", &id, "-C", &r]);
+    assert!(
+        text.contains("change   https://github.com/acme/app/pull/7"),
+        "{text}"
+    );
+}

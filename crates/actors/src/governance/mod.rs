@@ -12,6 +12,7 @@
 //! decide. Nothing here may run git, read a file or look at the time.
 
 pub mod board;
+pub mod change;
 pub mod claim;
 pub mod gate;
 pub mod merge;

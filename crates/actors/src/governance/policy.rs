@@ -32,6 +32,9 @@ pub struct Policy {
     /// The remote that run records and claim branches are pushed to, when
     /// the repository has it.
     pub remote: String,
+    /// Where change requests go: `github`, `gitlab` or `none` (a local
+    /// change record); default: the forge the remote's URL is on.
+    pub forge: Option<String>,
     /// Who may merge.
     pub merge: MergePolicy,
     /// Per CLI: the most a lane in a claim may be allowed.
@@ -162,6 +165,7 @@ impl Default for Policy {
             protected: vec!["main".into(), "master".into()],
             concurrency: 1,
             remote: "origin".into(),
+            forge: None,
             merge: MergePolicy::default(),
             cli: BTreeMap::new(),
             sensitive: ["**/.env", "**/*.pem", "**/*.key", "secrets/**"]

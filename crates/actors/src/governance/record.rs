@@ -76,6 +76,24 @@ pub enum Entry {
     /// A reviewer's verdict on the claim's branch, bound to one commit and
     /// the hash of the diff it was shown.
     Gate(Box<GateRecord>),
+    /// A change request was opened for the claim's branch.
+    Change {
+        /// Where: `github`, `gitlab` or `local`.
+        forge: super::change::Forge,
+        /// The request's address, when a forge opened it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+        /// The claim's branch.
+        branch: String,
+        /// The branch it asks to merge into.
+        base: String,
+        /// The branch's head when it was opened.
+        head: String,
+        /// The commits past the base, oldest first.
+        commits: Vec<String>,
+        /// [`super::diff_sha256`] of the diff from the base.
+        diff_sha256: String,
+    },
     /// The claim's branch was merged into its base.
     Merge {
         /// Who merged.
@@ -110,6 +128,7 @@ impl Entry {
             Entry::Turn { .. } => "turn",
             Entry::Gate(_) => "gate",
             Entry::Merge { .. } => "merge",
+            Entry::Change { .. } => "change",
             Entry::Drop { .. } => "drop",
         }
     }

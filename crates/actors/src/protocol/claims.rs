@@ -212,3 +212,18 @@ pub struct MergeArgs {
     #[serde(rename = "as", default)]
     pub as_peer: Option<String>,
 }
+
+/// Arguments of `change.open`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChangeOpenArgs {
+    /// A directory in the repository (absolute).
+    pub repo: String,
+    /// The claim.
+    pub id: ClaimId,
+    /// The request's title (default: the claim's).
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Open it as a draft (on a forge).
+    #[serde(default)]
+    pub draft: bool,
+}

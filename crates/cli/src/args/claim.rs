@@ -122,3 +122,23 @@ pub(crate) struct MergeCli {
     #[arg(long = "as", value_name = "PEER", env = "FLOTILLA_PEER")]
     pub(crate) as_peer: Option<String>,
 }
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ChangeCommand {
+    /// Open the claim's change request: its branch is pushed, then a pull
+    /// request (gh) or merge request (glab) is opened where the remote is on
+    /// a forge, else a local change record is written to the run records.
+    Open(ChangeOpenCli),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ChangeOpenCli {
+    #[command(flatten)]
+    pub(crate) claim: ClaimIdCli,
+    /// The request's title (default: the claim's).
+    #[arg(long)]
+    pub(crate) title: Option<String>,
+    /// Open it as a draft (on a forge).
+    #[arg(long)]
+    pub(crate) draft: bool,
+}

@@ -131,6 +131,14 @@ For scripts: flotilla roster --json")]
   flotilla --json review 3f2a9c1 -C ~/src/app        # the claim whose branch has that commit
 Exit codes: 0 passed, 1 failed or bounced (the verdict was malformed twice).")]
     Review(ReviewCli),
+    /// Change requests: open one for a claim (gh, glab, or a local change record).
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  flotilla change open context-meter
+  flotilla change open context-meter --draft --title 'Context meter'"
+    )]
+    Change(ChangeCommand),
     /// Merge a claim's branch into its base, under the policy's merge authority; the decision is a run record.
     #[command(after_help = "Examples:
   flotilla merge context-meter                       # a person; the head must have passed review

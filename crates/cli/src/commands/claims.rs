@@ -9,12 +9,14 @@ use flotilla_actors::governance::gate::short;
 use flotilla_actors::governance::merge::MergeBy;
 use flotilla_actors::governance::{ClaimId, ClaimStatus, GateStatus};
 use flotilla_actors::protocol::{
-    BoardArgs, BoardReply, ClaimAddArgs, ClaimDropArgs, ClaimReply, ClaimShowArgs, ClaimView,
-    GateArgs, GateReply, MergeArgs, PolicyArgs, ReviewArgs,
+    BoardArgs, BoardReply, ChangeOpenArgs, ClaimAddArgs, ClaimDropArgs, ClaimReply, ClaimShowArgs,
+    ClaimView, GateArgs, GateReply, MergeArgs, PolicyArgs, ReviewArgs,
 };
 
 use super::Env;
-use crate::args::{BoardCli, ClaimCommand, ClaimIdCli, MergeCli, PolicyCommand, ReviewCli};
+use crate::args::{
+    BoardCli, ChangeCommand, ClaimCommand, ClaimIdCli, MergeCli, PolicyCommand, ReviewCli,
+};
 use crate::exit::{CliError, FAILED, OK};
 use crate::output::{self, out, outln};
 use crate::table;
@@ -157,6 +159,19 @@ fn summary(p: &flotilla_actors::governance::Policy) -> String {
     )
 }
 
+/// `flotilla change open`.
+pub(crate) async fn change(env: &Env, command: ChangeCommand) -> Result<u8> {
+    let ChangeCommand::Open(a) = command;
+    let (repo, id) = claim_of(&a.claim)?;
+    let op = ChangeOpenArgs {
+        repo,
+        id,
+        title: a.title,
+        draft: a.draft,
+    };
+    show(env, &env.client().await?.call(&op).await?)
+}
+
 /// `flotilla merge`.
 pub(crate) async fn merge(env: &Env, a: MergeCli) -> Result<u8> {
     let (repo, id) = claim_of(&a.claim)?;
@@ -238,6 +253,13 @@ fn show(env: &Env, reply: &ClaimReply) -> Result<u8> {
     outln!("  branch   {} (from {})", c.state.branch, c.state.base)?;
     outln!("  status   {}", status(c))?;
     outln!("  lane     {}", lane_of(c))?;
+    if let Some(change) = &c.state.change {
+        let at = change
+            .url
+            .clone()
+            .unwrap_or_else(|| "a local change record".into());
+        outln!("  change   {at} (at {})", short(&change.head))?;
+    }
     if let Some(dir) = &c.state.worktree {
         let here = if c.worktree_here {
             ""

@@ -117,6 +117,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Gate(a) => claims::gate(&env, a).await,
         Command::Policy(c) => claims::policy(&env, c).await,
         Command::Merge(a) => claims::merge(&env, a).await,
+        Command::Change(c) => claims::change(&env, c).await,
         Command::Bench(c) => crate::bench::run(&env, c).await,
         Command::Mcp(a) => crate::mcp::run(env, a).await,
         Command::Hook(c) => hook::run(&env, c).await,

@@ -287,6 +287,15 @@ fn history_line(record: &Record) -> HistoryLine {
                 ""
             }
         ),
+        Entry::Change {
+            forge,
+            url,
+            commits,
+            ..
+        } => match url {
+            Some(url) => format!("change request opened: {url}"),
+            None => format!("{forge:?} change record: {} commit(s)", commits.len()).to_lowercase(),
+        },
         Entry::Drop { kept: true } => "dropped; worktree kept".to_owned(),
         Entry::Drop { kept: false } => "dropped; worktree removed".to_owned(),
         _ => record.entry.kind().to_owned(),

@@ -6,6 +6,7 @@
 //! putting a lane into its claim's worktree ([`lanes`]). The rules live in
 //! `flotilla_actors::governance`; git runs only through [`git`].
 
+pub(crate) mod change;
 pub(crate) mod claims;
 pub mod git;
 mod hooks;
