@@ -59,7 +59,7 @@ pub(crate) fn repo_with_remote(root: &Path) -> (PathBuf, PathBuf) {
     (repo, remote)
 }
 
-fn daemon_and_repo(policy: Option<&str>) -> (TestHome, PathBuf, PathBuf) {
+pub(crate) fn daemon_and_repo(policy: Option<&str>) -> (TestHome, PathBuf, PathBuf) {
     let mut home = TestHome::new();
     if let Some(policy) = policy {
         std::fs::write(home.path().join("policy.toml"), policy).expect("policy");
@@ -69,7 +69,7 @@ fn daemon_and_repo(policy: Option<&str>) -> (TestHome, PathBuf, PathBuf) {
     (home, repo, remote)
 }
 
-fn add(home: &TestHome, repo: &Path, title: &str) -> String {
+pub(crate) fn add(home: &TestHome, repo: &Path, title: &str) -> String {
     let v = home.json(&["claim", "add", &repo.display().to_string(), title]);
     assert_eq!(v["schema"], "flotilla.claim.v1", "{v}");
     v["claim"]["id"].as_str().expect("id").to_owned()
@@ -95,7 +95,15 @@ fn start_claim_lane(home: &TestHome, repo: &Path, claim: &str, out: &Path) {
     ]);
 }
 
-fn read(path: &Path) -> String {
+/// Waits until claim `id` has the run record of its lane's last turn
+/// (written in the background once the turn's notice is out).
+pub(crate) fn wait_turn_record(home: &TestHome, repo: &str, id: &str) {
+    wait_until("the turn's run record", Duration::from_secs(30), || {
+        home.json(&["claim", "show", id, "-C", repo])["claim"]["last_turn"].is_string()
+    });
+}
+
+pub(crate) fn read(path: &Path) -> String {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .trim()
@@ -216,6 +224,7 @@ fn a_claims_worktree_holds_one_lane_and_is_gone_when_the_claim_is_dropped() {
         "--",
         "true",
     ]);
+    wait_turn_record(&home, &r, &id);
     let err = home.fails(
         &[
             "lane", "run", "--cli", "exec", "-C", &r, "--claim", &id, "--prompt", "x", "--", "true",
@@ -253,7 +262,7 @@ fn a_claims_worktree_holds_one_lane_and_is_gone_when_the_claim_is_dropped() {
         .iter()
         .filter_map(|h| h["kind"].as_str())
         .collect();
-    assert_eq!(history, ["claim", "lane", "drop"]);
+    assert_eq!(history, ["claim", "lane", "turn", "drop"]);
     let err = home.fails(
         &[
             "lane", "run", "--cli", "exec", "-C", &r, "--claim", &id, "--prompt", "x", "--", "true",
@@ -314,7 +323,17 @@ fn claims_refuse_what_the_policy_or_the_repository_does_not_allow() {
 /// The fields of a board a successor must see the same.
 fn summary(board: &Value) -> Vec<Value> {
     let keys = [
-        "id", "title", "branch", "base", "status", "lane", "cli", "records", "added_at",
+        "id",
+        "title",
+        "branch",
+        "base",
+        "status",
+        "lane",
+        "cli",
+        "last_turn",
+        "head",
+        "records",
+        "added_at",
     ];
     let claims = board["claims"].as_array().expect("claims");
     claims
@@ -333,16 +352,17 @@ fn a_fresh_host_with_only_a_clone_rebuilds_the_board_from_the_run_records() {
         "lane", "run", "--cli", "exec", "-n", "worker", "-C", &r, "--claim", &kept, "--prompt",
         "x", "--", "true",
     ]);
+    wait_turn_record(&home, &r, &kept);
     home.ok(&["claim", "drop", &gone, "-C", &r]);
     let before = home.json(&["board", &r]);
-    assert_eq!(before["records"], 4, "{before}");
+    assert_eq!(before["records"], 5, "{before}");
     wait_until("the records are pushed", Duration::from_secs(30), || {
         let out = Command::new("git")
             .arg("-C")
             .arg(&remote)
             .args(["rev-list", "--count", "refs/flotilla/records"])
             .output();
-        out.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "4")
+        out.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "5")
     });
 
     let mut fresh = TestHome::new();

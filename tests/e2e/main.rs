@@ -6,6 +6,7 @@ mod agents;
 mod bench_federation;
 mod chaos;
 mod claims;
+mod claims_delivery;
 mod command_line;
 mod config_command;
 mod control_limits;

@@ -89,6 +89,7 @@ impl Rig {
             head, main,
             "the {cli_name} lane committed on the claim's branch"
         );
+        crate::claims::wait_turn_record(&self.home, &r, "feature");
         head
     }
 
@@ -260,5 +261,77 @@ fn a_codex_built_security_change_is_reviewed_by_claude_at_max_and_a_malformed_ve
         .iter()
         .filter_map(|h| h["kind"].as_str())
         .collect();
-    assert_eq!(kinds, ["claim", "lane", "gate", "gate"], "{shown}");
+    assert_eq!(kinds, ["claim", "lane", "turn", "gate", "gate"], "{shown}");
+}
+
+fn set_policy(rig: &Rig, extra: &str) {
+    std::fs::write(
+        rig.home.path().join("policy.toml"),
+        format!("{POLICY}{extra}"),
+    )
+    .expect("policy");
+}
+
+#[test]
+fn the_coordinator_merges_only_what_the_policy_allows_after_a_passed_review_and_green_checks() {
+    let Some(rig) = Rig::new() else { return };
+    let head = rig.build(CliKind::Claude, "feature.txt");
+    rig.server.push(Reply::text(PASS));
+    let (code, v) = rig.review(CliKind::Codex, &[]);
+    assert_eq!(
+        (code, v["gate"]["tier"].as_str()),
+        (0, Some("medium")),
+        "{v}"
+    );
+    let r = rig.r();
+    let merge = ["merge", "feature", "-C", r.as_str(), "--by", "coordinator"];
+    let err = rig.home.fails(&merge, 5);
+    assert!(
+        err.contains("only a person merges"),
+        "no policy, no coordinator: {err}"
+    );
+    set_policy(&rig, "[merge]\nauthority = \"coordinator\"\n");
+    let err = rig.home.fails(&merge, 5);
+    assert!(err.contains("above [merge] max_tier low"), "{err}");
+    set_policy(
+        &rig,
+        "[merge]\nauthority = \"coordinator\"\nmax_tier = \"medium\"\nchecks = [\"test -f feature.txt\", \"echo red; false\"]\n",
+    );
+    let err = rig.home.fails(&merge, 5);
+    assert!(
+        err.contains("the check `echo red; false` failed") && err.contains("red"),
+        "{err}"
+    );
+    assert_eq!(
+        git(&rig.repo, &["rev-list", "--count", "main"]),
+        "1",
+        "nothing merged"
+    );
+    set_policy(
+        &rig,
+        "[merge]\nauthority = \"coordinator\"\nmax_tier = \"medium\"\nchecks = [\"test -f feature.txt\"]\n",
+    );
+    git(&rig.repo, &["checkout", "-q", "-b", "elsewhere"]);
+    let v = rig.home.json(&merge);
+    assert_eq!(v["claim"]["status"], "merged", "{v}");
+    let merged = git(&rig.repo, &["rev-parse", "main"]);
+    assert_eq!(
+        git(&rig.repo, &["rev-parse", "main^2"]),
+        head,
+        "main merged the reviewed head"
+    );
+    assert_eq!(
+        git(&rig.repo, &["show", "-s", "--format=%an", &merged]),
+        "Flotilla coordinator"
+    );
+    assert_eq!(
+        git(&rig.repo, &["status", "--porcelain"]),
+        "",
+        "the checkout on another branch is untouched"
+    );
+    let text = rig.home.ok(&["board", &r]);
+    assert!(
+        text.contains("merged") && text.contains("gate passed"),
+        "{text}"
+    );
 }

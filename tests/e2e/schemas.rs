@@ -476,6 +476,36 @@ fn attach_shapes(s: &mut ShippedSchemas) -> bool {
     true
 }
 
+/// Claims, the board, the gate, the policy and a merge, in a real repository.
+fn governance_shapes(s: &mut ShippedSchemas) {
+    let mut home = TestHome::new();
+    home.spawn_daemon("h");
+    let (repo, _) = crate::claims::repo_with_remote(home.path());
+    let r = repo.display().to_string();
+    s.run(&home, &["claim", "add", &r, "Shapes"]);
+    home.ok(&[
+        "lane",
+        "run",
+        "--cli",
+        "exec",
+        "-C",
+        &r,
+        "--claim",
+        "shapes",
+        "--prompt",
+        "x",
+        "--",
+        "sh",
+        "-c",
+        "echo a > a.txt && git add a.txt && git -c user.name=a -c user.email=a@x commit -qm a",
+    ]);
+    s.run(&home, &["board", &r]);
+    s.run(&home, &["claim", "show", "shapes", "-C", &r]);
+    s.run(&home, &["gate", "shapes", "-C", &r]);
+    s.run(&home, &["policy", "show", &r]);
+    s.run(&home, &["merge", "shapes", "-C", &r, "--without-gate"]);
+}
+
 #[test]
 fn every_json_shape_matches_its_shipped_schema() {
     let mut s = ShippedSchemas::load();
@@ -483,6 +513,7 @@ fn every_json_shape_matches_its_shipped_schema() {
     offline_shapes(&mut s, &TestHome::new());
     hub_shapes(&mut s);
     bench_shapes(&mut s, &TestHome::new());
+    governance_shapes(&mut s);
     let mut listed: BTreeSet<String> = NOT_PRODUCED_HERE
         .iter()
         .map(|(id, _)| (*id).to_owned())

@@ -21,6 +21,8 @@ pub enum ClaimStatus {
     InFlight,
     /// Dropped.
     Dropped,
+    /// Merged into its base.
+    Merged,
 }
 
 /// One claim as its records tell it.
@@ -58,6 +60,19 @@ pub struct ClaimState {
     pub records: u32,
     /// The last review, if any.
     pub gate: Option<GateState>,
+    /// Its change request (`github`, `gitlab` or `local`) and its address.
+    pub change: Option<ChangeState>,
+}
+
+/// A claim's change request, as the board shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ChangeState {
+    /// Where it lives.
+    pub forge: super::change::Forge,
+    /// Its address, when a forge opened it.
+    pub url: Option<String>,
+    /// The head it was opened at.
+    pub head: String,
 }
 
 /// The last review of a claim, as the board shows it.
@@ -171,6 +186,7 @@ impl Board {
                 updated_at: record.at,
                 records: 1,
                 gate: None,
+                change: None,
             });
             return Ok(());
         }
@@ -180,9 +196,14 @@ impl Board {
                 "a {kind} record names claim {id}, never added; skipped"
             ));
         };
-        if claim.status == ClaimStatus::Dropped {
+        if matches!(claim.status, ClaimStatus::Dropped | ClaimStatus::Merged) {
+            let ended = if claim.status == ClaimStatus::Merged {
+                "merged"
+            } else {
+                "dropped"
+            };
             return Err(format!(
-                "a {kind} record came after claim {id} was dropped; skipped"
+                "a {kind} record came after claim {id} was {ended}; skipped"
             ));
         }
         claim.updated_at = record.at;
@@ -211,6 +232,16 @@ impl Board {
                 });
             }
             Entry::Drop { .. } => claim.status = ClaimStatus::Dropped,
+            Entry::Merge { .. } => claim.status = ClaimStatus::Merged,
+            Entry::Change {
+                forge, url, head, ..
+            } => {
+                claim.change = Some(ChangeState {
+                    forge: *forge,
+                    url: url.clone(),
+                    head: head.clone(),
+                });
+            }
             Entry::Claim { .. } => {}
         }
         Ok(())

@@ -2,7 +2,7 @@
 //! clock and no processes: a claim's id ([`claim`]), run records and their
 //! encoding in git commits ([`record`]), the board folded from them
 //! ([`board`]), where a claim's review gate stands ([`gate`]), the user's
-//! policy ([`policy`]), the risk tier a change gets
+//! policy ([`policy`]) and who may merge ([`merge`]), the risk tier a change gets
 //! from the paths it touches ([`tier`]), the reviewer's verdict and its
 //! parser ([`verdict`]), and the packet and prompt the reviewer is given
 //! ([`packet`]).
@@ -17,8 +17,10 @@
 //! ([`plan_review`]).
 
 pub mod board;
+pub mod change;
 pub mod claim;
 pub mod gate;
+pub mod merge;
 pub mod packet;
 pub mod plan_review;
 pub mod policy;

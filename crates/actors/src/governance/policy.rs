@@ -32,10 +32,17 @@ pub struct Policy {
     /// The remote that run records and claim branches are pushed to, when
     /// the repository has it.
     pub remote: String,
+    /// Where change requests go: `github`, `gitlab` or `none` (a local
+    /// change record); default: the forge the remote's URL is on.
+    pub forge: Option<String>,
     /// Who may merge.
     pub merge: MergePolicy,
     /// Per CLI: the most a lane in a claim may be allowed.
     pub cli: BTreeMap<String, CliPolicy>,
+    /// Paths (globs; `*` within a directory, `**` across) no lane in a
+    /// claim may change: tracked ones are read-only in its worktree, and
+    /// its pre-commit hook refuses a commit that touches one.
+    pub sensitive: Vec<String>,
     /// Risk tiers by path and posture. Rules given here add to the
     /// built-in posture rules, which cannot be removed.
     pub tiers: TierRules,
@@ -122,6 +129,12 @@ impl ReviewPolicy {
 pub struct MergePolicy {
     /// `human` (the default) or `coordinator`.
     pub authority: MergeAuthority,
+    /// The strictest tier at which the coordinator may merge a passed
+    /// change (default: the least strict tier).
+    pub max_tier: Option<String>,
+    /// Commands that must pass (exit 0) in the claim's worktree before the
+    /// coordinator merges: "checks are green".
+    pub checks: Vec<String>,
 }
 
 /// Who may merge.
@@ -152,8 +165,12 @@ impl Default for Policy {
             protected: vec!["main".into(), "master".into()],
             concurrency: 1,
             remote: "origin".into(),
+            forge: None,
             merge: MergePolicy::default(),
             cli: BTreeMap::new(),
+            sensitive: ["**/.env", "**/*.pem", "**/*.key", "secrets/**"]
+                .map(String::from)
+                .to_vec(),
             tiers: TierRules::default(),
             review: ReviewPolicy::default(),
         }
@@ -164,6 +181,8 @@ impl Default for MergePolicy {
     fn default() -> Self {
         Self {
             authority: MergeAuthority::Human,
+            max_tier: None,
+            checks: Vec::new(),
         }
     }
 }
@@ -237,6 +256,15 @@ impl Policy {
         branch == base || self.protected.iter().any(|p| wildcard(p, branch))
     }
 
+    /// Whether `path` (repository-relative) is sensitive.
+    pub fn is_sensitive(&self, path: &str) -> bool {
+        let glob = |g: &str| globset::GlobBuilder::new(g).literal_separator(true).build();
+        self.sensitive
+            .iter()
+            .filter_map(|g| glob(g).ok())
+            .any(|g| g.compile_matcher().is_match(path))
+    }
+
     /// The most permissive mode a claim's lane of `cli` may ask for.
     pub fn permissions_for(&self, cli: &str) -> Permissions {
         self.cli.get(cli).map(|c| c.permissions).unwrap_or_default()
@@ -268,6 +296,9 @@ impl Policy {
                 self.concurrency
             ));
         }
+        for g in &self.sensitive {
+            globset::Glob::new(g).map_err(|e| format!("sensitive has a bad glob {g:?}: {e}"))?;
+        }
         if let Some(bad) = self.protected.iter().find(|p| p.trim().is_empty()) {
             return Err(format!(
                 "protected has an empty branch pattern {bad:?}; remove it"
@@ -275,6 +306,14 @@ impl Policy {
         }
         if self.base.as_deref().is_some_and(|b| b.trim().is_empty()) {
             return Err("base is empty; name a branch, or leave base out".into());
+        }
+        if let Some(tier) = &self.merge.max_tier
+            && self.tiers.rank(tier).is_none()
+        {
+            return Err(format!(
+                "[merge] max_tier is {tier:?}, not a tier of [tiers] order ({})",
+                self.tiers.order.join(", ")
+            ));
         }
         if self.remote.trim().is_empty() {
             return Err("remote is empty; name a remote (default origin)".into());

@@ -129,3 +129,17 @@ fn a_reviewer_is_of_another_model_family_unless_the_policy_allows_it() {
         Ok("claude".into())
     );
 }
+
+#[test]
+fn sensitive_paths_match_their_globs_at_any_depth_where_asked() {
+    let p = Policy::default();
+    assert!(p.is_sensitive(".env") && p.is_sensitive("app/.env") && p.is_sensitive("secrets/a/b"));
+    assert!(p.is_sensitive("certs/host.key") && !p.is_sensitive("src/env.rs"));
+    let p = Policy::from_layers(layer("u", "sensitive = [\"config/*.toml\"]\n"), None).expect("ok");
+    assert!(p.is_sensitive("config/secret.toml") && !p.is_sensitive("config/deep/x.toml"));
+    let err = Policy::from_layers(layer("u", "sensitive = [\"a[\"]\n"), None).expect_err("glob");
+    assert!(
+        err.to_string().contains("sensitive has a bad glob"),
+        "{err}"
+    );
+}

@@ -76,6 +76,42 @@ pub enum Entry {
     /// A reviewer's verdict on the claim's branch, bound to one commit and
     /// the hash of the diff it was shown.
     Gate(Box<GateRecord>),
+    /// A change request was opened for the claim's branch.
+    Change {
+        /// Where: `github`, `gitlab` or `local`.
+        forge: super::change::Forge,
+        /// The request's address, when a forge opened it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+        /// The claim's branch.
+        branch: String,
+        /// The branch it asks to merge into.
+        base: String,
+        /// The branch's head when it was opened.
+        head: String,
+        /// The commits past the base, oldest first.
+        commits: Vec<String>,
+        /// [`super::diff_sha256`] of the diff from the base.
+        diff_sha256: String,
+    },
+    /// The claim's branch was merged into its base.
+    Merge {
+        /// Who merged.
+        by: super::merge::MergeBy,
+        /// The merge commit on the base.
+        commit: String,
+        /// The claim's head that was merged.
+        head: String,
+        /// The base branch.
+        base: String,
+        /// Where the gate stood for that head.
+        gate: super::gate::GateStatus,
+        /// A person merged without a passed gate, saying so.
+        without_gate: bool,
+        /// The checks that passed first (the coordinator's).
+        #[serde(default)]
+        checks: Vec<String>,
+    },
     /// The claim was dropped; its worktree is gone unless kept.
     Drop {
         /// Whether its worktree was kept.
@@ -91,6 +127,8 @@ impl Entry {
             Entry::Lane { .. } => "lane",
             Entry::Turn { .. } => "turn",
             Entry::Gate(_) => "gate",
+            Entry::Merge { .. } => "merge",
+            Entry::Change { .. } => "change",
             Entry::Drop { .. } => "drop",
         }
     }

@@ -155,3 +155,75 @@ pub struct GateReply {
     /// The last review, if any.
     pub gate: Option<GateState>,
 }
+
+/// Arguments of `policy`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PolicyArgs {
+    /// A directory in a repository (absolute); none: the user's file alone.
+    #[serde(default)]
+    pub repo: Option<String>,
+}
+
+/// Reply of `policy`: `flotilla.policy.v1`.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PolicyReply {
+    /// Schema id: `flotilla.policy.v1`.
+    pub schema: String,
+    /// The repository's top-level directory, when REPO is in one.
+    pub repo: Option<String>,
+    /// The files read, the user's first (it wins on every key both set).
+    pub sources: Vec<PolicySource>,
+    /// Whether the layers make a valid policy.
+    pub valid: bool,
+    /// What is wrong, naming the file, when not valid.
+    pub error: Option<String>,
+    /// The effective policy, every default filled in, when valid.
+    pub policy: Option<crate::governance::Policy>,
+}
+
+/// One file of policy.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PolicySource {
+    /// Its path.
+    pub path: String,
+    /// `user` or `repository`.
+    pub role: String,
+    /// Whether it exists.
+    pub present: bool,
+}
+
+/// Arguments of `merge`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MergeArgs {
+    /// A directory in the repository (absolute).
+    pub repo: String,
+    /// The claim.
+    pub id: ClaimId,
+    /// Who asks: a person, or the coordinator.
+    pub by: crate::governance::merge::MergeBy,
+    /// A person merges a head that did not pass review, saying so.
+    #[serde(default)]
+    pub without_gate: bool,
+    /// Keep the claim's worktree on disk.
+    #[serde(default)]
+    pub keep: bool,
+    /// The peer the caller acts as (`FLOTILLA_PEER`): a lane never merges
+    /// as a person.
+    #[serde(rename = "as", default)]
+    pub as_peer: Option<String>,
+}
+
+/// Arguments of `change.open`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChangeOpenArgs {
+    /// A directory in the repository (absolute).
+    pub repo: String,
+    /// The claim.
+    pub id: ClaimId,
+    /// The request's title (default: the claim's).
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Open it as a draft (on a forge).
+    #[serde(default)]
+    pub draft: bool,
+}

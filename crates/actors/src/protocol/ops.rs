@@ -161,6 +161,12 @@ ops! {
     Review(ReviewArgs) = "review" -> GateReply;
     /// Whether a claim's head passed review.
     Gate(GateArgs) = "gate" -> GateReply;
+    /// Open a claim's change request (on its forge, or a local change record).
+    ChangeOpen(ChangeOpenArgs) = "change.open" -> ClaimReply;
+    /// Merge a claim's branch into its base, under the policy's merge authority.
+    Merge(MergeArgs) = "merge" -> ClaimReply;
+    /// The effective claim policy, and where it comes from.
+    Policy(PolicyArgs) = "policy" -> PolicyReply;
     /// The board of a repository, folded from its run records (`claim list` too).
     Board(BoardArgs) = "board" -> BoardReply;
     /// A repository's readiness: its profile, its tools and CLIs, its

@@ -85,3 +85,60 @@ pub(crate) struct ReviewCli {
     #[arg(long, value_name = "DURATION", value_parser = super::duration::parse_whole_seconds)]
     pub(crate) timeout: Option<u64>,
 }
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum PolicyCommand {
+    /// The effective policy (the user's policy.toml over the repository's
+    /// .flotilla/policy.toml), every default filled in, and its files.
+    Show(PolicyCli),
+    /// Whether the policy is valid (exit 0) or not (exit 1, naming the file and the key).
+    Check(PolicyCli),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PolicyCli {
+    /// The repository (default: the current directory's, if it is in one).
+    #[arg(value_name = "REPO")]
+    pub(crate) repo: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MergeCli {
+    #[command(flatten)]
+    pub(crate) claim: ClaimIdCli,
+    /// Who merges: `human` (a person) or `coordinator` (an agent or script,
+    /// allowed only by policy.toml's [merge] authority, a passed gate at a
+    /// tier up to [merge] max_tier, and green [merge] checks).
+    #[arg(long, value_name = "WHO", default_value = "human", value_parser = ["human", "coordinator"])]
+    pub(crate) by: String,
+    /// A person merges a head that did not pass review (recorded as such).
+    #[arg(long)]
+    pub(crate) without_gate: bool,
+    /// Keep the claim's worktree on disk.
+    #[arg(long)]
+    pub(crate) keep: bool,
+    /// The peer you act as (a lane's own processes have FLOTILLA_PEER set,
+    /// and a lane never merges as a person).
+    #[arg(long = "as", value_name = "PEER", env = "FLOTILLA_PEER")]
+    pub(crate) as_peer: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ChangeCommand {
+    /// Open the claim's change request: its branch is pushed, then a pull
+    /// request (gh) or merge request (glab) is opened where the remote is on
+    /// a forge, else a local change record is written to the run records.
+    Open(ChangeOpenCli),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ChangeOpenCli {
+    #[command(flatten)]
+    pub(crate) claim: ClaimIdCli,
+    /// The request's title (default: the claim's).
+    #[arg(long)]
+    pub(crate) title: Option<String>,
+    /// Open it as a draft (on a forge).
+    #[arg(long)]
+    pub(crate) draft: bool,
+}

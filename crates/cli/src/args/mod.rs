@@ -133,6 +133,30 @@ For scripts: flotilla roster --json")]
   flotilla --json review 3f2a9c1 -C ~/src/app        # the claim whose branch has that commit
 Exit codes: 0 passed, 1 failed or bounced (the verdict was malformed twice).")]
     Review(ReviewCli),
+    /// Change requests: open one for a claim (gh, glab, or a local change record).
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  flotilla change open context-meter
+  flotilla change open context-meter --draft --title 'Context meter'"
+    )]
+    Change(ChangeCommand),
+    /// Merge a claim's branch into its base, under the policy's merge authority; the decision is a run record.
+    #[command(after_help = "Examples:
+  flotilla merge context-meter                       # a person; the head must have passed review
+  flotilla merge context-meter --without-gate        # a person, saying so
+  flotilla merge context-meter --by coordinator      # only if policy.toml allows it
+Exit codes: 0 merged, 5 refused by the policy, 6 not mergeable now (conflicts, a running lane).")]
+    Merge(MergeCli),
+    /// The claim policy: show it, check it.
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  flotilla policy show
+  flotilla policy check ~/src/app
+  flotilla --json policy show ."
+    )]
+    Policy(PolicyCommand),
     /// Whether a claim's head passed review, with which reviewer, when, and why (exit 0 only when passed).
     Gate(ClaimIdCli),
     /// Whether a repository is ready for lanes: its project profile (detected, shown for confirmation, written with --write), its tools, CLIs and policy, and a plan reviewed against the profile; a missing tool is routed around and said so. Installs nothing.

@@ -6,14 +6,17 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use flotilla_actors::governance::gate::short;
+use flotilla_actors::governance::merge::MergeBy;
 use flotilla_actors::governance::{ClaimId, ClaimStatus, GateStatus};
 use flotilla_actors::protocol::{
-    BoardArgs, BoardReply, ClaimAddArgs, ClaimDropArgs, ClaimReply, ClaimShowArgs, ClaimView,
-    GateArgs, GateReply, ReviewArgs,
+    BoardArgs, BoardReply, ChangeOpenArgs, ClaimAddArgs, ClaimDropArgs, ClaimReply, ClaimShowArgs,
+    ClaimView, GateArgs, GateReply, MergeArgs, PolicyArgs, ReviewArgs,
 };
 
 use super::Env;
-use crate::args::{BoardCli, ClaimCommand, ClaimIdCli, ReviewCli};
+use crate::args::{
+    BoardCli, ChangeCommand, ClaimCommand, ClaimIdCli, MergeCli, PolicyCommand, ReviewCli,
+};
 use crate::exit::{CliError, FAILED, OK};
 use crate::output::{self, out, outln};
 use crate::table;
@@ -115,6 +118,79 @@ pub(crate) async fn review(env: &Env, a: ReviewCli) -> Result<u8> {
     print_gate(env, &reply?)
 }
 
+/// `flotilla policy show|check`.
+pub(crate) async fn policy(env: &Env, command: PolicyCommand) -> Result<u8> {
+    let (a, check) = match command {
+        PolicyCommand::Show(a) => (a, false),
+        PolicyCommand::Check(a) => (a, true),
+    };
+    let repo = match a.repo {
+        Some(dir) => Some(repo_path(Some(&dir))?),
+        None => std::env::current_dir()
+            .ok()
+            .map(|d| d.display().to_string()),
+    };
+    let reply = env.client().await?.call(&PolicyArgs { repo }).await?;
+    let code = if reply.valid { OK } else { FAILED };
+    if env.json {
+        output::json(&reply)?;
+        return Ok(code);
+    }
+    for s in &reply.sources {
+        let state = if s.present { "" } else { " (absent)" };
+        outln!("# {}: {}{state}", s.role, s.path)?;
+    }
+    match (&reply.policy, &reply.error) {
+        (Some(policy), _) if check => outln!("valid: {}", summary(policy))?,
+        (Some(policy), _) => out!("{}", toml::to_string_pretty(policy)?)?,
+        (None, Some(error)) => outln!("not valid: {error}")?,
+        (None, None) => {}
+    }
+    Ok(code)
+}
+
+fn summary(p: &flotilla_actors::governance::Policy) -> String {
+    let merge = serde_json::to_value(p.merge.authority).ok();
+    format!(
+        "{} claim(s) in flight at once, merges by {}, {} tier rule(s)",
+        p.concurrency,
+        merge.as_ref().and_then(|m| m.as_str()).unwrap_or("?"),
+        p.tiers.paths.len()
+    )
+}
+
+/// `flotilla change open`.
+pub(crate) async fn change(env: &Env, command: ChangeCommand) -> Result<u8> {
+    let ChangeCommand::Open(a) = command;
+    let (repo, id) = claim_of(&a.claim)?;
+    let op = ChangeOpenArgs {
+        repo,
+        id,
+        title: a.title,
+        draft: a.draft,
+    };
+    show(env, &env.client().await?.call(&op).await?)
+}
+
+/// `flotilla merge`.
+pub(crate) async fn merge(env: &Env, a: MergeCli) -> Result<u8> {
+    let (repo, id) = claim_of(&a.claim)?;
+    let by = if a.by == "coordinator" {
+        MergeBy::Coordinator
+    } else {
+        MergeBy::Human
+    };
+    let op = MergeArgs {
+        repo,
+        id,
+        by,
+        without_gate: a.without_gate,
+        keep: a.keep,
+        as_peer: a.as_peer,
+    };
+    show(env, &env.client().await?.call(&op).await?)
+}
+
 /// `flotilla gate`.
 pub(crate) async fn gate(env: &Env, a: ClaimIdCli) -> Result<u8> {
     let (repo, id) = claim_of(&a)?;
@@ -177,6 +253,13 @@ fn show(env: &Env, reply: &ClaimReply) -> Result<u8> {
     outln!("  branch   {} (from {})", c.state.branch, c.state.base)?;
     outln!("  status   {}", status(c))?;
     outln!("  lane     {}", lane_of(c))?;
+    if let Some(change) = &c.state.change {
+        let at = change
+            .url
+            .clone()
+            .unwrap_or_else(|| "a local change record".into());
+        outln!("  change   {at} (at {})", short(&change.head))?;
+    }
     if let Some(dir) = &c.state.worktree {
         let here = if c.worktree_here {
             ""
@@ -210,6 +293,7 @@ fn status(c: &ClaimView) -> String {
     match (c.state.status, c.lane_phase) {
         (ClaimStatus::Open, _) => "open".into(),
         (ClaimStatus::Dropped, _) => "dropped".into(),
+        (ClaimStatus::Merged, _) => "merged".into(),
         (ClaimStatus::InFlight, Some(phase)) => {
             let phase = serde_json::to_value(phase).ok();
             format!(

@@ -17,10 +17,10 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use flotilla_actors::lane::events::LaneEvent;
 use flotilla_actors::protocol::{
-    FleetCheckReply, FleetHistoryReply, FleetListReply, FleetRequestReply, FleetView,
-    HostStatusReply, InboxReply, LaneAttachReply, LaneDoctorReply, LaneListReply, LanePruneReply,
-    LaneRemoveReply, LaneStartReply, LaneView, OutboxReply, PeerLeaveReply, PeerView, PeersReply,
-    ReadyReply, RosterReply, SendReply,
+    BoardReply, ClaimReply, FleetCheckReply, FleetHistoryReply, FleetListReply, FleetRequestReply,
+    FleetView, GateReply, HostStatusReply, InboxReply, LaneAttachReply, LaneDoctorReply,
+    LaneListReply, LanePruneReply, LaneRemoveReply, LaneStartReply, LaneView, OutboxReply,
+    PeerLeaveReply, PeerView, PeersReply, PolicyReply, ReadyReply, RosterReply, SendReply,
 };
 use flotilla_hub::view::HubRosterReply;
 use schemars::generate::SchemaSettings;
@@ -103,6 +103,10 @@ pub(crate) fn catalog() -> Vec<Shape> {
             derived::<crate::commands::PairsReply>(),
         ),
         ("flotilla.hub-roster.v1", derived::<HubRosterReply>()),
+        ("flotilla.claim.v1", derived::<ClaimReply>()),
+        ("flotilla.board.v1", derived::<BoardReply>()),
+        ("flotilla.gate.v1", derived::<GateReply>()),
+        ("flotilla.policy.v1", derived::<PolicyReply>()),
         ("flotilla.bench.local.v1", crate::bench::local_schema()),
         (
             "flotilla.bench.lanes.v1",

@@ -190,6 +190,9 @@ pub(crate) async fn dispatch(
         Request::ClaimDrop(a) => ok(crate::governance::claims::drop(ctx, a).await?),
         Request::Review(a) => ok(crate::governance::review::review(ctx, a).await?),
         Request::Gate(a) => ok(crate::governance::review::gate(ctx, a).await?),
+        Request::ChangeOpen(a) => ok(crate::governance::change::open(ctx, a).await?),
+        Request::Merge(a) => ok(crate::governance::merge::merge(ctx, a).await?),
+        Request::Policy(a) => ok(crate::governance::policy_file::show(ctx, a).await?),
         Request::Board(a) => ok(crate::governance::claims::board(ctx, a).await?),
         Request::Ready(a) => ok(crate::governance::ready::ready(ctx, a).await?),
         _ => Err(ControlError::new(

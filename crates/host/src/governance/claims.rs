@@ -173,6 +173,12 @@ pub(crate) fn open_claim<'b>(
         )
         .with_hint("`flotilla claim list` lists its claims")
     })?;
+    if claim.status == flotilla_actors::governance::ClaimStatus::Merged {
+        return Err(
+            ControlError::new(ErrorCode::Conflict, format!("claim {id} was merged"))
+                .with_hint("add a new claim for more work: flotilla claim add REPO TITLE"),
+        );
+    }
     if claim.status == flotilla_actors::governance::ClaimStatus::Dropped {
         return Err(
             ControlError::new(ErrorCode::Conflict, format!("claim {id} was dropped"))
@@ -192,7 +198,11 @@ pub(crate) async fn local_lane(ctx: &HostContext, claim: &ClaimState) -> Option<
     crate::control::lane_view(&lane).await.ok()
 }
 
-async fn show_in(ctx: &HostContext, repo: &Repo, id: &ClaimId) -> Result<ClaimReply, ControlError> {
+pub(crate) async fn show_in(
+    ctx: &HostContext,
+    repo: &Repo,
+    id: &ClaimId,
+) -> Result<ClaimReply, ControlError> {
     let read = repo.git.records().await.map_err(git_error)?;
     let records: Vec<Record> = read.into_iter().flatten().collect();
     let (board, _) = Board::fold(&records);
@@ -257,6 +267,35 @@ fn history_line(record: &Record) -> HistoryLine {
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default()
         ),
+        Entry::Merge {
+            by,
+            commit,
+            base,
+            without_gate,
+            ..
+        } => format!(
+            "merged into {base} as {} by the {}{}",
+            &commit[..commit.len().min(12)],
+            if *by == flotilla_actors::governance::merge::MergeBy::Human {
+                "person"
+            } else {
+                "coordinator"
+            },
+            if *without_gate {
+                ", without a passed gate"
+            } else {
+                ""
+            }
+        ),
+        Entry::Change {
+            forge,
+            url,
+            commits,
+            ..
+        } => match url {
+            Some(url) => format!("change request opened: {url}"),
+            None => format!("{forge:?} change record: {} commit(s)", commits.len()).to_lowercase(),
+        },
         Entry::Drop { kept: true } => "dropped; worktree kept".to_owned(),
         Entry::Drop { kept: false } => "dropped; worktree removed".to_owned(),
         _ => record.entry.kind().to_owned(),

@@ -254,6 +254,72 @@ impl Git {
             .map(drop)
     }
 
+    /// Every tracked path of the checkout.
+    pub async fn tracked(&self) -> Result<Vec<String>, GitError> {
+        let out = self.run(&["ls-files", "-z"]).await?;
+        Ok(out
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+            .collect())
+    }
+
+    /// Whether the checkout has no change to tracked files.
+    pub async fn is_clean(&self) -> Result<bool, GitError> {
+        Ok(self
+            .run(&["status", "--porcelain", "--untracked-files=no"])
+            .await?
+            .is_empty())
+    }
+
+    /// Merges `branch` into what is checked out with a merge commit, as
+    /// `identity` (name, email) when given, else the user's own; a merge
+    /// that does not go through cleanly is aborted.
+    pub async fn merge_no_ff(
+        &self,
+        branch: &str,
+        message: &str,
+        identity: Option<(&str, &str)>,
+    ) -> Result<(), GitError> {
+        let who = identity.map(|(n, e)| [format!("user.name={n}"), format!("user.email={e}")]);
+        let mut args: Vec<&str> = Vec::new();
+        if let Some([name, email]) = &who {
+            args.extend(["-c", name.as_str(), "-c", email.as_str()]);
+        }
+        args.extend(["merge", "--no-ff", "--no-edit", "-m", message, branch]);
+        let merged = self.run(&args).await;
+        if merged.is_err() {
+            let _ = self.run(&["merge", "--abort"]).await;
+        }
+        merged.map(drop)
+    }
+
+    /// Moves `branch` to `new` if it is still at `old`.
+    pub async fn move_branch(&self, branch: &str, new: &str, old: &str) -> Result<(), GitError> {
+        let full = format!("refs/heads/{branch}");
+        self.run(&["update-ref", &full, new, old]).await.map(drop)
+    }
+
+    /// The URL of remote `name`.
+    pub async fn remote_url(&self, name: &str) -> Result<String, GitError> {
+        self.run(&["remote", "get-url", name]).await
+    }
+
+    /// The commits in `base..head`, oldest first.
+    pub async fn commits(&self, base: &str, head: &str) -> Result<Vec<String>, GitError> {
+        let range = format!("{base}..{head}");
+        let out = self.run(&["rev-list", "--reverse", &range]).await?;
+        Ok(out.lines().map(str::to_owned).collect())
+    }
+
+    /// Pushes `branch` to `remote` (forced only if it moves along).
+    pub async fn push_branch(&self, remote: &str, branch: &str) -> Result<(), GitError> {
+        let spec = format!("refs/heads/{branch}:refs/heads/{branch}");
+        self.run_env(&["push", "--quiet", remote, &spec], &[], NETWORK)
+            .await
+            .map(drop)
+    }
+
     /// Whether the repository has a remote of that name.
     pub async fn has_remote(&self, name: &str) -> Result<bool, GitError> {
         Ok(self.run(&["remote"]).await?.lines().any(|r| r == name))

@@ -38,14 +38,49 @@ if [ -x "$own" ]; then printf '%s\n' "$input" | "$own" "$@"; fi
     )
 }
 
-/// Writes the hooks directory of a worktree: `pre-push`, and a link to each
-/// other hook the repository has, so its own hooks still run there.
-pub(crate) fn write(dir: &Path, script: &str, own_hooks: &Path) -> std::io::Result<()> {
+/// The `pre-commit` script for `claim`: refuses a commit that changes a
+/// path matching one of `sensitive` (globs; `**/` also matches at the
+/// top), then runs the repository's own pre-commit hook `own`.
+pub(crate) fn pre_commit(claim: &str, sensitive: &[String], own: &Path) -> String {
+    let arms: Vec<String> = sensitive.iter().flat_map(|g| glob_arms(g)).collect();
+    let own = sh_quote(&own.to_string_lossy());
+    let check = if arms.is_empty() {
+        String::new()
+    } else {
+        format!(
+            r#"git diff --cached --name-only | while read -r path; do
+  case "$path" in
+    {arms}) echo "flotilla: $path is a sensitive path (policy.toml's sensitive): a lane in claim {claim} may not change it; ask a person to" >&2; exit 1 ;;
+  esac
+done || exit 1
+"#,
+            arms = arms.join("|")
+        )
+    };
+    format!(
+        "#!/bin/sh\n# Written by Flotilla for claim {claim}: sensitive paths are not committed here.\n{check}own={own}\nif [ -x \"$own\" ]; then exec \"$own\" \"$@\"; fi\n"
+    )
+}
+
+/// A path glob as `sh` case patterns (where `*` also crosses `/`).
+fn glob_arms(glob: &str) -> Vec<String> {
+    let pattern = |g: &str| sh_pattern(&g.replace("**", "*"));
+    match glob.strip_prefix("**/") {
+        Some(rest) => vec![pattern(rest), pattern(&format!("*/{rest}"))],
+        None => vec![pattern(glob)],
+    }
+}
+
+/// Writes the hooks directory of a worktree: `hooks` (name, script), and a
+/// link to each other hook the repository has, so its own hooks still run.
+pub(crate) fn write(dir: &Path, hooks: &[(&str, String)], own_hooks: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(dir)?;
-    let hook = dir.join("pre-push");
-    std::fs::write(&hook, script)?;
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o700))?;
+    for (name, script) in hooks {
+        let hook = dir.join(name);
+        std::fs::write(&hook, script)?;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o700))?;
+    }
     let Ok(entries) = std::fs::read_dir(own_hooks) else {
         return Ok(());
     };
@@ -53,7 +88,8 @@ pub(crate) fn write(dir: &Path, script: &str, own_hooks: &Path) -> std::io::Resu
         let name = entry.file_name();
         let link = dir.join(&name);
         let sample = name.to_string_lossy().ends_with(".sample");
-        if name != "pre-push" && !sample && !link.exists() {
+        let ours = hooks.iter().any(|(n, _)| name == *n);
+        if !ours && !sample && !link.exists() {
             std::os::unix::fs::symlink(entry.path(), link)?;
         }
     }
@@ -89,5 +125,14 @@ mod tests {
         );
         assert!(script.contains("'main'|'release/'*''"), "{script}");
         assert!(script.contains("own='/r/hooks/pre-push'"));
+        let script = pre_commit(
+            "fix",
+            &["**/.env".into(), "secrets/**".into()],
+            Path::new("/o"),
+        );
+        assert!(
+            script.contains("'.env'|''*'/.env'|'secrets/'*''"),
+            "{script}"
+        );
     }
 }

@@ -151,21 +151,48 @@ async fn ready_worktree(
         .await
         .map_err(git_error)?;
     let own = repo.git.hooks_dir().await.map_err(git_error)?;
-    let script = hooks::pre_push(
-        claim.id.as_str(),
-        &claim.base,
-        &repo.policy.protected,
-        &own.join("pre-push"),
-    );
+    let id = claim.id.as_str();
+    let policy = &repo.policy;
+    let scripts = [
+        (
+            "pre-push",
+            hooks::pre_push(id, &claim.base, &policy.protected, &own.join("pre-push")),
+        ),
+        (
+            "pre-commit",
+            hooks::pre_commit(id, &policy.sensitive, &own.join("pre-commit")),
+        ),
+    ];
     let dir = repo.hooks(&claim.id);
-    hooks::write(&dir, &script, &own).map_err(|e| {
+    hooks::write(&dir, &scripts, &own).map_err(|e| {
         ControlError::internal(format!("cannot write the hooks of {}: {e}", dir.display()))
     })?;
     repo.git
         .use_hooks(&worktree, &dir)
         .await
         .map_err(git_error)?;
+    protect_sensitive(repo, &worktree).await?;
     Ok(worktree)
+}
+
+/// Makes every tracked sensitive file of a new worktree read-only, so a
+/// lane's write there fails before any commit is tried.
+async fn protect_sensitive(repo: &Repo, worktree: &Path) -> Result<(), ControlError> {
+    use std::os::unix::fs::PermissionsExt;
+    let tracked = super::git::Git::at(worktree)
+        .tracked()
+        .await
+        .map_err(git_error)?;
+    for path in tracked.iter().filter(|p| repo.policy.is_sensitive(p)) {
+        let file = worktree.join(path);
+        if let Ok(meta) = std::fs::symlink_metadata(&file)
+            && meta.is_file()
+        {
+            let mode = meta.permissions().mode() & !0o222;
+            let _ = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode));
+        }
+    }
+    Ok(())
 }
 
 fn refuse_plain_lane_in_worktree(ctx: &HostContext, cwd: Option<&str>) -> Result<(), ControlError> {

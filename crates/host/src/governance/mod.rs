@@ -7,21 +7,25 @@
 //! readiness ([`ready`]). The rules live in
 //! `flotilla_actors::governance`; git runs only through [`git`].
 
+pub(crate) mod change;
 pub(crate) mod claims;
 pub mod git;
 mod hooks;
 pub(crate) mod lanes;
+pub(crate) mod merge;
+pub(crate) mod policy_file;
 pub(crate) mod ready;
 mod ready_plan;
 mod ready_probe;
 pub(crate) mod review;
 mod reviewer_lane;
+pub(crate) mod turns;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use flotilla_actors::governance::policy::{Layer, Policy};
+use flotilla_actors::governance::policy::Policy;
 use flotilla_actors::governance::{Board, ClaimId};
 use flotilla_actors::protocol::{ControlError, ErrorCode};
 
@@ -69,7 +73,12 @@ impl Repo {
             ));
         }
         let git = Git::open(dir).await.map_err(git_error)?;
-        let policy = load_policy(&ctx.home.policy_file(), git.dir())?;
+        let (_, policy) = policy_file::load(&ctx.home.policy_file(), Some(git.dir()));
+        let policy = policy.map_err(|e| {
+            ControlError::new(ErrorCode::BadRequest, e).with_hint(
+                "`flotilla policy check REPO` shows the policy and what is wrong with it",
+            )
+        })?;
         let common = git.common_dir().await.map_err(git_error)?;
         let worktrees = ctx.home.worktrees_dir().join(repo_key(git.dir(), &common));
         Ok(Self {
@@ -101,30 +110,6 @@ impl Repo {
     pub(crate) fn hooks(&self, id: &ClaimId) -> PathBuf {
         self.worktrees.join(".hooks").join(id.as_str())
     }
-}
-
-/// The user's `policy.toml` over the repository's `.flotilla/policy.toml`.
-fn load_policy(user: &Path, top: &Path) -> Result<Policy, ControlError> {
-    let read = |path: &Path| match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some((path.to_string_lossy().into_owned(), text))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ControlError::new(
-            ErrorCode::BadRequest,
-            format!("cannot read the policy {}: {e}", path.display()),
-        )),
-    };
-    let user = read(user)?;
-    let repo = read(&top.join(".flotilla/policy.toml"))?;
-    fn layer(l: &Option<(String, String)>) -> Option<Layer<'_>> {
-        l.as_ref().map(|(path, text)| Layer {
-            path: path.as_str(),
-            text: text.as_str(),
-        })
-    }
-    Policy::from_layers(layer(&user), layer(&repo)).map_err(|e| {
-        ControlError::new(ErrorCode::BadRequest, e.to_string())
-            .with_hint("`flotilla policy check REPO` shows the policy and what is wrong with it")
-    })
 }
 
 /// A directory name for a repository's worktrees: its name and a hash of

@@ -21,7 +21,7 @@ use flotilla_actors::lane::CliKind;
 use flotilla_actors::protocol::{ControlError, ErrorCode, LaneDoctorReply, ReadyArgs, ReadyReply};
 
 use super::git::{Git, GitError};
-use super::{git_error, load_policy, ready_plan, ready_probe};
+use super::{git_error, ready_plan, ready_probe};
 use crate::context::HostContext;
 
 /// `ready`.
@@ -126,7 +126,7 @@ fn policy_check(ctx: &HostContext, top: &Path) -> (ReadyCheck, Policy) {
         .filter(|p| p.is_file())
         .map(|p| p.display().to_string())
         .collect();
-    let (ok, detail, why, policy) = match load_policy(&user, top) {
+    let (ok, detail, why, policy) = match super::policy_file::load(&user, Some(top)).1 {
         Ok(policy) => {
             let detail = if files.is_empty() {
                 "valid (no policy file: the defaults)".to_owned()
@@ -135,7 +135,15 @@ fn policy_check(ctx: &HostContext, top: &Path) -> (ReadyCheck, Policy) {
             };
             (true, detail, None, policy)
         }
-        Err(e) => (false, e.message, e.hint, Policy::default()),
+        Err(e) => (
+            false,
+            e,
+            Some(
+                "`flotilla policy check REPO` shows the policy and what is wrong with it"
+                    .to_owned(),
+            ),
+            Policy::default(),
+        ),
     };
     let check = ReadyCheck {
         name: "policy".into(),

@@ -73,6 +73,19 @@ impl LaneState {
             if !notify::owner(&self.ctx, &self.record, turn, &result).await {
                 return;
             }
+            let status = serde_json::to_value(result.status).ok();
+            let status = status.as_ref().and_then(|s| s.as_str()).unwrap_or("ended");
+            let lane = flotilla_actors::names::PeerId::new(
+                self.ctx.host.clone(),
+                self.record.spec.name.clone(),
+            )
+            .to_string();
+            crate::governance::turns::record_later(
+                &self.ctx,
+                &self.record.spec.cwd,
+                lane,
+                status.to_owned(),
+            );
             let lane = self.record.spec.name.as_str();
             if let Err(e) = self.ctx.commit.notice_sent(lane, turn).await {
                 tracing::error!(lane, error = %e, "could not record the owner's notice");

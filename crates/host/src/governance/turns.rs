@@ -1,0 +1,67 @@
+//! A run record for each turn a lane ends in a claim's worktree: how it
+//! ended and the branch's head then.
+//!
+//! The claim is known from the lane's directory alone (a claim's worktree
+//! is `worktrees/<repo>/<claim>` under the host's state), so lanes need no
+//! field for it. Best effort and in the background: a record that cannot be
+//! written is logged, and the turn's result is not held for it.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use flotilla_actors::governance::{ClaimId, Entry};
+
+use super::Repo;
+use crate::context::HostContext;
+
+/// Records that `lane`'s turn in `cwd` ended with `status`, when `cwd` is
+/// a claim's worktree on this host.
+pub(crate) fn record_later(ctx: &Arc<HostContext>, cwd: &str, lane: String, status: String) {
+    let Some(id) = claim_of(&ctx.home.worktrees_dir(), Path::new(cwd)) else {
+        return;
+    };
+    let (ctx, cwd) = (ctx.clone(), cwd.to_owned());
+    tokio::spawn(async move {
+        let result = async {
+            let repo = Repo::open(&ctx, &cwd).await?;
+            let head = repo.git.commit_of("HEAD").await.ok().flatten();
+            super::claims::append(&ctx, &repo, &id, Entry::Turn { lane, status, head }).await
+        };
+        if let Err(e) = result.await {
+            tracing::warn!(claim = %id, "the turn's run record was not written: {}", e.message);
+        }
+    });
+}
+
+/// The claim whose worktree `cwd` is, under `root`.
+fn claim_of(root: &Path, cwd: &Path) -> Option<ClaimId> {
+    let inside = cwd.strip_prefix(root).ok()?;
+    let parts: Vec<_> = inside
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect();
+    match parts.as_slice() {
+        [repo, claim] if !repo.starts_with('.') => ClaimId::parse(claim).ok(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_claims_own_worktree_names_a_claim() {
+        let root = Path::new("/s/worktrees");
+        let id = claim_of(root, Path::new("/s/worktrees/app-1a2b/fix-it"));
+        assert_eq!(id.map(|i| i.to_string()).as_deref(), Some("fix-it"));
+        for other in [
+            "/s/worktrees/app-1a2b/fix-it/sub",
+            "/s/worktrees/.review/fix-it-r1",
+            "/tmp/x",
+            "/s/worktrees/app",
+        ] {
+            assert!(claim_of(root, Path::new(other)).is_none(), "{other}");
+        }
+    }
+}
