@@ -152,7 +152,17 @@ impl TestHome {
                 .tempdir()
                 .expect("tempdir"),
             daemon: None,
-            env: vec![("FLOTILLA_TEST_HOOKS".into(), "1".into())],
+            // Git needs an identity for the commits the daemon makes as a
+            // person (a merge); a fresh CI machine may have none configured.
+            env: [
+                ("FLOTILLA_TEST_HOOKS", "1"),
+                ("GIT_AUTHOR_NAME", "Flotilla Test"),
+                ("GIT_AUTHOR_EMAIL", "test@flotilla.invalid"),
+                ("GIT_COMMITTER_NAME", "Flotilla Test"),
+                ("GIT_COMMITTER_EMAIL", "test@flotilla.invalid"),
+            ]
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .to_vec(),
         }
     }
 

@@ -191,14 +191,7 @@ impl Git {
             args.extend(["-p", tip.as_str()]);
         }
         let email = format!("flotilla@{host}");
-        let who = [("NAME", "Flotilla"), ("EMAIL", email.as_str())];
-        let env: Vec<(String, &str)> = ["AUTHOR", "COMMITTER"]
-            .iter()
-            .flat_map(|role| {
-                who.iter()
-                    .map(move |(k, v)| (format!("GIT_{role}_{k}"), *v))
-            })
-            .collect();
+        let env = identity_env("Flotilla", &email);
         let commit = self.run_env(&args, &env, LOCAL).await?.trim().to_owned();
         let old = tip.unwrap_or_default();
         match self.run(&["update-ref", RECORDS_REF, &commit, &old]).await {
@@ -281,13 +274,11 @@ impl Git {
         message: &str,
         identity: Option<(&str, &str)>,
     ) -> Result<(), GitError> {
-        let who = identity.map(|(n, e)| [format!("user.name={n}"), format!("user.email={e}")]);
-        let mut args: Vec<&str> = Vec::new();
-        if let Some([name, email]) = &who {
-            args.extend(["-c", name.as_str(), "-c", email.as_str()]);
-        }
-        args.extend(["merge", "--no-ff", "--no-edit", "-m", message, branch]);
-        let merged = self.run(&args).await;
+        let args = ["merge", "--no-ff", "--no-edit", "-m", message, branch];
+        let merged = match identity {
+            Some((name, email)) => self.run_env(&args, &identity_env(name, email), LOCAL).await,
+            None => self.run(&args).await,
+        };
         if merged.is_err() {
             let _ = self.run(&["merge", "--abort"]).await;
         }
@@ -380,4 +371,17 @@ impl Git {
         }
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     }
+}
+
+/// The environment that makes git author and commit as `name <email>`,
+/// whatever the user's config or environment says.
+fn identity_env<'a>(name: &'a str, email: &'a str) -> Vec<(String, &'a str)> {
+    let who = [("NAME", name), ("EMAIL", email)];
+    ["AUTHOR", "COMMITTER"]
+        .iter()
+        .flat_map(|role| {
+            who.iter()
+                .map(move |(k, v)| (format!("GIT_{role}_{k}"), *v))
+        })
+        .collect()
 }
