@@ -89,10 +89,28 @@ fn start_claim_lane(home: &TestHome, repo: &Path, claim: &str, out: &Path) {
         c = claim
     );
     let repo = repo.display().to_string();
-    home.ok(&[
-        "lane", "start", "--cli", "exec", "-n", claim, "-C", &repo, "--claim", claim, "--prompt",
-        "x", "--", "sh", "-c", &script,
-    ]);
+    home.ok(&claim_lane(
+        "start",
+        &repo,
+        claim,
+        &["-n", claim],
+        &["sh", "-c", &script],
+    ));
+}
+
+/// `lane VERB --cli exec FLAGS -C REPO --claim ID --prompt x -- CMD`.
+pub(crate) fn claim_lane<'a>(
+    verb: &'a str,
+    repo: &'a str,
+    id: &'a str,
+    flags: &[&'a str],
+    cmd: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec!["lane", verb, "--cli", "exec"];
+    args.extend_from_slice(flags);
+    args.extend(["-C", repo, "--claim", id, "--prompt", "x", "--"]);
+    args.extend_from_slice(cmd);
+    args
 }
 
 /// Waits until claim `id` has the run record of its lane's last turn
@@ -143,20 +161,7 @@ fn two_claims_run_at_once_in_their_own_worktrees_and_a_push_to_main_is_refused()
     // A third claim waits for the policy's concurrency.
     let c = add(&home, &repo, "Third");
     let err = home.fails(
-        &[
-            "lane",
-            "run",
-            "--cli",
-            "exec",
-            "-C",
-            &repo.display().to_string(),
-            "--claim",
-            &c,
-            "--prompt",
-            "x",
-            "--",
-            "true",
-        ],
+        &claim_lane("run", &repo.display().to_string(), &c, &[], &["true"]),
         6,
     );
     assert!(err.contains("concurrency is 2"), "{err}");
@@ -207,30 +212,15 @@ fn a_claims_worktree_holds_one_lane_and_is_gone_when_the_claim_is_dropped() {
     let (home, repo, _) = daemon_and_repo(None);
     let id = add(&home, &repo, "One lane only");
     let r = repo.display().to_string();
-    home.ok(&[
-        "lane",
+    home.ok(&claim_lane(
         "run",
-        "--cli",
-        "exec",
-        "-n",
-        "first",
-        "--persistent",
-        "-C",
         &r,
-        "--claim",
         &id,
-        "--prompt",
-        "x",
-        "--",
-        "true",
-    ]);
+        &["-n", "first", "--persistent"],
+        &["true"],
+    ));
     wait_turn_record(&home, &r, &id);
-    let err = home.fails(
-        &[
-            "lane", "run", "--cli", "exec", "-C", &r, "--claim", &id, "--prompt", "x", "--", "true",
-        ],
-        6,
-    );
+    let err = home.fails(&claim_lane("run", &r, &id, &[], &["true"]), 6);
     assert!(
         err.contains("worktree is lane laptop/first's") && err.contains("lane resume first"),
         "{err}"
@@ -263,12 +253,7 @@ fn a_claims_worktree_holds_one_lane_and_is_gone_when_the_claim_is_dropped() {
         .filter_map(|h| h["kind"].as_str())
         .collect();
     assert_eq!(history, ["claim", "lane", "turn", "drop"]);
-    let err = home.fails(
-        &[
-            "lane", "run", "--cli", "exec", "-C", &r, "--claim", &id, "--prompt", "x", "--", "true",
-        ],
-        6,
-    );
+    let err = home.fails(&claim_lane("run", &r, &id, &[], &["true"]), 6);
     assert!(err.contains("was dropped"), "{err}");
 }
 
@@ -278,22 +263,7 @@ fn claims_refuse_what_the_policy_or_the_repository_does_not_allow() {
     let r = repo.display().to_string();
     let id = add(&home, &repo, "Careful");
     let err = home.fails(
-        &[
-            "lane",
-            "run",
-            "--cli",
-            "exec",
-            "--permissions",
-            "bypass",
-            "-C",
-            &r,
-            "--claim",
-            &id,
-            "--prompt",
-            "x",
-            "--",
-            "true",
-        ],
+        &claim_lane("run", &r, &id, &["--permissions", "bypass"], &["true"]),
         5,
     );
     assert!(
@@ -348,10 +318,7 @@ fn a_fresh_host_with_only_a_clone_rebuilds_the_board_from_the_run_records() {
     let r = repo.display().to_string();
     let kept = add(&home, &repo, "Kept claim");
     let gone = add(&home, &repo, "Gone claim");
-    home.ok(&[
-        "lane", "run", "--cli", "exec", "-n", "worker", "-C", &r, "--claim", &kept, "--prompt",
-        "x", "--", "true",
-    ]);
+    home.ok(&claim_lane("run", &r, &kept, &["-n", "worker"], &["true"]));
     wait_turn_record(&home, &r, &kept);
     home.ok(&["claim", "drop", &gone, "-C", &r]);
     let before = home.json(&["board", &r]);

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use flotilla_tests::TestHome;
 
-use crate::claims::{add, daemon_and_repo, git, read, repo_with_remote, wait_turn_record};
+use crate::claims::{
+    add, claim_lane, daemon_and_repo, git, read, repo_with_remote, wait_turn_record,
+};
 
 /// An exec lane on `claim` that commits `file`.
 fn commit_in_claim(home: &TestHome, repo: &Path, claim: &str, file: &str) {
@@ -14,25 +16,13 @@ fn commit_in_claim(home: &TestHome, repo: &Path, claim: &str, file: &str) {
         "echo built > {file} && git add {file} && git -c user.name=L -c user.email=l@x commit -qm 'add {file}'"
     );
     let r = repo.display().to_string();
-    home.ok(&[
-        "lane",
+    home.ok(&claim_lane(
         "run",
-        "--cli",
-        "exec",
-        "-n",
-        "builder",
-        "--persistent",
-        "-C",
         &r,
-        "--claim",
         claim,
-        "--prompt",
-        "x",
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]);
+        &["-n", "builder", "--persistent"],
+        &["sh", "-c", &script],
+    ));
 }
 
 #[test]
@@ -108,10 +98,7 @@ fn a_lane_cannot_change_a_sensitive_path_and_is_told_why() {
          git -c user.name=L -c user.email=l@x commit -qm sneaky 2> {o}/commit.err; echo $? > {o}/commit",
         o = out.display()
     );
-    home.ok(&[
-        "lane", "run", "--cli", "exec", "-C", &r, "--claim", &id, "--prompt", "x", "--", "sh",
-        "-c", &script,
-    ]);
+    home.ok(&claim_lane("run", &r, &id, &[], &["sh", "-c", &script]));
     // Read-only holds for everyone but root (CI machines may run tests as root).
     if rustix::process::geteuid().as_raw() != 0 {
         assert_ne!(
