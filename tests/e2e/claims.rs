@@ -164,7 +164,7 @@ fn two_claims_run_at_once_in_their_own_worktrees_and_a_push_to_main_is_refused()
         &claim_lane("run", &repo.display().to_string(), &c, &[], &["true"]),
         6,
     );
-    assert!(err.contains("concurrency is 2"), "{err}");
+    assert!(err.contains("concurrency of 2"), "{err}");
 
     std::fs::write(out.join("go"), "").expect("go");
     for claim in [&a, &b] {

@@ -7,6 +7,7 @@ mod bench_federation;
 mod chaos;
 mod claims;
 mod claims_delivery;
+mod claims_fleet;
 mod command_line;
 mod config_command;
 mod control_limits;

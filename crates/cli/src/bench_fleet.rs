@@ -69,6 +69,7 @@ fn member(cmd: &Path) -> MemberSpec {
         command: Some(cmd.display().to_string()),
         fallback_models: Vec::new(),
         host: None,
+        claim: None,
     }
 }
 

@@ -162,6 +162,22 @@ pub enum Verdict {
     Bounced(Vec<Shortfall>),
 }
 
+impl Verdict {
+    /// Every artifact of `task` unreadable for one reason (the place they
+    /// are in could not be looked at).
+    pub fn unreadable(task: &Task, why: &str) -> Self {
+        Verdict::Bounced(
+            task.artifacts
+                .iter()
+                .map(|a| Shortfall::Unreadable {
+                    path: a.path.clone(),
+                    why: why.to_owned(),
+                })
+                .collect(),
+        )
+    }
+}
+
 /// Judges a step: `seen` holds what was found at each of `task`'s
 /// artifacts (in the same order) and `ran` what each of its checks did.
 /// A fact missing from either counts as a failure, never as a pass.

@@ -18,6 +18,7 @@ mod midturn;
 pub mod nesting;
 pub mod offline;
 pub mod pairs;
+pub mod places;
 pub mod plan;
 pub mod record;
 pub mod reply;
@@ -34,6 +35,7 @@ use serde::{Deserialize, Serialize};
 
 pub use acceptance::{ArtifactSeen, CheckRan, Evidence, Shortfall, Verdict, judge};
 pub use budget::{BudgetCard, BudgetStop, Dispatch, Spent};
+pub use places::{Place, PlaceFacts, judge_across};
 pub use plan::Assignment;
 pub use record::{FleetRecord, FleetSpec, MemberSpec};
 pub use run::{Action, FleetRun, Rules, SUPERVISOR, TurnEnd};

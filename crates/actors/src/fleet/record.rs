@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::Lifecycle;
 use super::budget::BudgetCard;
 use super::run::{FleetRun, SUPERVISOR};
+use crate::governance::ClaimId;
 use crate::lane::CliKind;
 use crate::names::{HostName, PeerName};
 
@@ -32,6 +33,10 @@ pub struct MemberSpec {
     /// placed through the hub; workers only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostName>,
+    /// The claim whose branch and worktree it works in (workers on the
+    /// fleet's host only; docs/governance.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<ClaimId>,
 }
 
 /// What the fleet last heard of a member on another host (its lane's
@@ -210,6 +215,30 @@ impl FleetSpec {
         if self.max_busy == Some(0) {
             return Err("--max-busy must be at least 1".into());
         }
+        self.check_claims()
+    }
+
+    /// A claim belongs to one worker on the fleet's own host.
+    fn check_claims(&self) -> Result<(), String> {
+        if self.supervisor.claim.is_some() {
+            return Err(
+                "the supervisor plans in the fleet's directory; --claim is for workers".into(),
+            );
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (role, m) in self.members() {
+            let Some(claim) = &m.claim else { continue };
+            if m.host.is_some() {
+                return Err(format!(
+                    "{role} has claim {claim} and a --host: a claim's worktree is on the fleet's host"
+                ));
+            }
+            if !seen.insert(claim) {
+                return Err(format!(
+                    "claim {claim} is given to two workers: one lane works in a claim's worktree"
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -270,5 +299,25 @@ mod tests {
         assert_eq!(old.host, None);
         let saved = serde_json::to_string(&old).unwrap();
         assert!(!saved.contains("host"), "{saved}");
+        assert!(!saved.contains("claim"), "{saved}");
+    }
+
+    #[test]
+    fn a_claim_belongs_to_one_worker_on_the_fleets_host() {
+        let claim = |id: &str| Some(ClaimId::parse(id).unwrap());
+        let mut spec = spec(None);
+        spec.workers[0].claim = claim("fix-a");
+        let why = spec.validate().unwrap_err();
+        assert!(why.contains("--host"), "{why}");
+        spec.workers[0].host = None;
+        assert_eq!(spec.validate(), Ok(()));
+        spec.workers.push(spec.workers[0].clone());
+        let why = spec.validate().unwrap_err();
+        assert!(why.contains("two workers"), "{why}");
+        spec.workers[1].claim = claim("fix-b");
+        assert_eq!(spec.validate(), Ok(()));
+        spec.supervisor.claim = claim("fix-c");
+        let why = spec.validate().unwrap_err();
+        assert!(why.contains("for workers"), "{why}");
     }
 }

@@ -97,15 +97,17 @@ pub struct Board {
 /// Why another claim may not start now.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "{in_flight} claim(s) of this repository are already in flight ({names}) and the policy's \
-     concurrency is {limit}: drop or finish one (flotilla claim drop ID), or raise \
-     `concurrency` in policy.toml"
+    "{in_flight} claim(s) of this repository are in flight ({names}); starting {starting} as \
+     well is over the policy's concurrency of {limit}: drop or finish one (flotilla claim drop \
+     ID), or raise `concurrency` in policy.toml"
 )]
 pub struct ConcurrencyRefusal {
-    /// Claims in flight.
+    /// Other claims in flight.
     pub in_flight: usize,
-    /// Their ids, comma-separated.
+    /// Their ids, comma-separated (`none` when there are none).
     pub names: String,
+    /// The claims asked to start, comma-separated.
+    pub starting: String,
     /// The policy's limit.
     pub limit: u32,
 }
@@ -138,21 +140,39 @@ impl Board {
     /// Whether `id` may get a worktree now under a concurrency of `limit`:
     /// a claim already in flight always may (it has one).
     pub fn may_start(&self, id: &ClaimId, limit: u32) -> Result<(), ConcurrencyRefusal> {
+        self.may_start_all(std::slice::from_ref(id), limit)
+    }
+
+    /// Whether every claim of `ids` may be in flight at once (a fleet's
+    /// workers) under a concurrency of `limit`, with those already in
+    /// flight.
+    pub fn may_start_all(&self, ids: &[ClaimId], limit: u32) -> Result<(), ConcurrencyRefusal> {
         let busy: Vec<&str> = self
             .claims
             .iter()
-            .filter(|c| c.status == ClaimStatus::InFlight && &c.id != id)
+            .filter(|c| c.status == ClaimStatus::InFlight && !ids.contains(&c.id))
             .map(|c| c.id.as_str())
             .collect();
-        let mine = self
-            .get(id)
-            .is_some_and(|c| c.status == ClaimStatus::InFlight);
-        if mine || busy.len() < limit as usize {
+        let new: Vec<&str> = ids
+            .iter()
+            .filter(|id| {
+                !self
+                    .get(id)
+                    .is_some_and(|c| c.status == ClaimStatus::InFlight)
+            })
+            .map(ClaimId::as_str)
+            .collect();
+        let mine = ids.len() - new.len();
+        if new.is_empty() || busy.len() + mine + new.len() <= limit as usize {
             return Ok(());
         }
         Err(ConcurrencyRefusal {
-            in_flight: busy.len(),
-            names: busy.join(", "),
+            in_flight: busy.len() + mine,
+            names: match busy.is_empty() && mine == 0 {
+                true => "none".to_owned(),
+                false => busy.join(", "),
+            },
+            starting: new.join(", "),
             limit,
         })
     }

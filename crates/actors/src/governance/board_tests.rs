@@ -107,3 +107,34 @@ fn concurrency_counts_other_claims_in_flight() {
         "a dropped claim is not in flight"
     );
 }
+
+#[test]
+fn a_fleets_claims_count_together() {
+    let (board, _) = Board::fold(&[added("a", 1), added("b", 2), added("c", 3)]);
+    let both = [id("a"), id("b")];
+    let refusal = board.may_start_all(&both, 1).expect_err("two at once");
+    assert_eq!(
+        (
+            refusal.in_flight,
+            refusal.names.as_str(),
+            refusal.starting.as_str()
+        ),
+        (0, "none", "a, b")
+    );
+    assert!(board.may_start_all(&both, 2).is_ok());
+    let (board, _) = Board::fold(&[
+        added("a", 1),
+        added("b", 2),
+        added("c", 3),
+        lane("c", 4, "l"),
+    ]);
+    let refusal = board.may_start_all(&both, 2).expect_err("c is in flight");
+    assert_eq!(
+        (refusal.names.as_str(), refusal.starting.as_str()),
+        ("c", "a, b")
+    );
+    assert!(
+        board.may_start_all(&[id("c")], 1).is_ok(),
+        "already in flight"
+    );
+}

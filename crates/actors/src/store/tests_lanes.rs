@@ -228,6 +228,7 @@ fn fleet(name: &str) -> crate::fleet::FleetRecord {
         command: Some("true".into()),
         fallback_models: Vec::new(),
         host: None,
+        claim: None,
     };
     crate::fleet::FleetRecord {
         spec: FleetSpec {

@@ -173,6 +173,11 @@ pub(crate) struct FleetStartArgs {
     /// host, round and round. This host's own name keeps a worker here.
     #[arg(long = "host", value_name = "HOST")]
     pub(crate) hosts: Vec<String>,
+    /// Give a worker a claim: it works on the claim's branch in its own
+    /// worktree, and its steps are judged there; repeat for more workers
+    /// (worker N takes the Nth claim; -C is the claim's repository).
+    #[arg(long = "claim", value_name = "ID")]
+    pub(crate) claims: Vec<String>,
     /// The budget card (TOML or JSON; docs/fleets.md#budgets).
     #[arg(long, value_name = "FILE")]
     pub(crate) budget: Option<PathBuf>,

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use flotilla_actors::fleet::{BudgetCard, FleetSpec, Lifecycle, MemberSpec};
+use flotilla_actors::governance::ClaimId;
 use flotilla_actors::lane::CliKind;
 use flotilla_actors::names::{HostName, PeerName};
 use flotilla_actors::protocol::FleetStartArgs as StartOp;
@@ -32,6 +33,8 @@ struct FleetFile {
     max_busy: Option<usize>,
     #[serde(default)]
     hosts: Vec<String>,
+    #[serde(default)]
+    claims: Vec<String>,
     budget: Option<PathBuf>,
     task: Option<String>,
     turn_timeout: Option<String>,
@@ -153,11 +156,14 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
         },
         fallback_models: fallback.clone(),
         host: None,
+        claim: None,
     };
     let hosts = hosts_of(pick(&a.hosts, &f.hosts))?;
+    let claims = claims_of(pick(&a.claims, &f.claims), count)?;
     let workers = (0..count)
         .map(|i| MemberSpec {
             host: (!hosts.is_empty()).then(|| hosts[i % hosts.len()].clone()),
+            claim: claims.get(i).cloned(),
             ..member(
                 worker_clis.get(i).copied().unwrap_or(last),
                 &worker_cmd,
@@ -235,6 +241,26 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
     spec.validate()
         .map_err(|e| usage(e, "see `flotilla fleet start --help`"))?;
     Ok(StartOp { spec, task })
+}
+
+/// The claims of `--claim` (or the file's `claims`), one per worker at most.
+fn claims_of(ids: Vec<String>, workers: usize) -> Result<Vec<ClaimId>> {
+    if ids.len() > workers {
+        return Err(usage(
+            format!("{} claims for {workers} workers", ids.len()),
+            "give each worker one claim at most (--workers N to have more)",
+        ));
+    }
+    ids.iter()
+        .map(|id| {
+            ClaimId::parse(id).map_err(|e| {
+                usage(
+                    e.to_string(),
+                    "name a claim of the fleet's repository (`flotilla claim list REPO`)",
+                )
+            })
+        })
+        .collect()
 }
 
 /// The hosts of `--host` (or the file's `hosts`), checked.

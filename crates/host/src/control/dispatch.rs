@@ -96,24 +96,7 @@ pub(crate) async fn dispatch(
         Request::StoreCheck(_) => store_check(ctx).await.map(|r| reply_value(&r)),
         Request::DebugFail(a) => debug_fail(ctx, &a.actor),
         Request::RemoteCall(a) => crate::remote_lanes::client::call(ctx, a).await,
-        Request::LaneStart(mut a) => {
-            let sup = ctx
-                .children
-                .lanes()
-                .ok_or_else(|| ControlError::unavailable("the lane supervisor"))?;
-            let claim = crate::governance::lanes::prepare(ctx, &mut a).await?;
-            let cli = a.cli;
-            let reply = crate::lanes::call(&sup, |r| {
-                crate::lanes::LaneSupervisorMsg::Start(Box::new(a), r)
-            })
-            .await?;
-            if let Some(claim) = claim {
-                claim
-                    .started(ctx, &reply.lane.to_string(), cli.as_str())
-                    .await?;
-            }
-            ok(reply)
-        }
+        Request::LaneStart(a) => ok(crate::governance::lanes::start(ctx, a).await?),
         Request::LaneRemove(a) => {
             let sup = lanes::supervisor(ctx)?;
             ok(crate::lanes::call(&sup, |r| crate::lanes::LaneSupervisorMsg::Remove(a, r)).await?)

@@ -9,11 +9,14 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use flotilla_actors::fleet::acceptance::tail;
-use flotilla_actors::fleet::{ArtifactSeen, CheckRan, Task, Verdict, judge};
+use flotilla_actors::fleet::{
+    ArtifactSeen, CheckRan, FleetSpec, Place, PlaceFacts, Task, Verdict, judge, judge_across,
+};
 use flotilla_actors::protocol::{ControlError, ErrorCode, FleetCheckArgs, FleetCheckReply};
 use rustix::process::Signal;
 use tokio::io::AsyncReadExt;
 
+use crate::context::HostContext;
 use crate::lanes::process::signal_group;
 
 /// The largest artifact read; a bigger one is unreadable, not truncated.
@@ -35,6 +38,54 @@ pub async fn accept(dir: &Path, task: &Task, timeout: Duration) -> Verdict {
         ran.push(run_check(dir, &check.run, &check.cwd, timeout).await);
     }
     judge(task, &seen, &ran)
+}
+
+/// Judges a step of `role` where it works (its claim's worktree, or the
+/// fleet's directory), or the whole task (`role` is `None`) across every
+/// place a worker works ([`flotilla_actors::fleet::places`]).
+pub async fn judge_in_place(
+    ctx: &HostContext,
+    spec: &FleetSpec,
+    role: Option<&str>,
+    task: &Task,
+    timeout: Duration,
+) -> Verdict {
+    let repo = match spec.workers.iter().any(|w| w.claim.is_some()) {
+        true => match crate::governance::Repo::open(ctx, &spec.dir).await {
+            Ok(repo) => Some(repo),
+            Err(e) => {
+                let why = format!("the fleet's repository cannot be opened: {}", e.message);
+                return Verdict::unreadable(task, &why);
+            }
+        },
+        false => None,
+    };
+    let dir = |place: &Place| match (place, &repo) {
+        (Place::Claim(id), Some(repo)) => repo.worktree(id),
+        _ => PathBuf::from(&spec.dir),
+    };
+    if let Some(role) = role {
+        return accept(&dir(&spec.place_of(role)), task, timeout).await;
+    }
+    let mut facts = Vec::new();
+    for place in spec.places() {
+        let at = dir(&place);
+        let seen = task
+            .artifacts
+            .iter()
+            .map(|a| look_at(&at, &a.path))
+            .collect();
+        let mut ran = None;
+        if spec.worked_in(&place) {
+            let mut done = Vec::with_capacity(task.checks.len());
+            for check in &task.checks {
+                done.push(run_check(&at, &check.run, &check.cwd, timeout).await);
+            }
+            ran = Some(done);
+        }
+        facts.push(PlaceFacts { place, seen, ran });
+    }
+    judge_across(task, &facts)
 }
 
 /// The longest a check may run.

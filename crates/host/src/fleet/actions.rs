@@ -97,12 +97,15 @@ pub(super) fn perform(
                     .as_deref()
                     .and_then(|r| super::remote::host_of(&spec, r));
                 tokio::spawn(async move {
-                    let dir = std::path::PathBuf::from(&spec.dir);
                     let verdict = match (role, host) {
                         (Some(role), Some(host)) => {
                             super::remote_judge::judge_step(&ctx, &spec, &role, &host, &task).await
                         }
-                        _ => super::acceptance::accept(&dir, &task, timeout).await,
+                        (role, _) => {
+                            let role = role.as_deref();
+                            super::acceptance::judge_in_place(&ctx, &spec, role, &task, timeout)
+                                .await
+                        }
                     };
                     let _ = me.cast(FleetsMsg::Judged(spec.name.clone(), step, verdict));
                 });

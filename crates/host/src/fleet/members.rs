@@ -12,7 +12,6 @@ use flotilla_actors::lane::events::EventKind;
 use flotilla_actors::lane::resets::resets_at;
 use flotilla_actors::lane::{CliKind, TurnStatus};
 use flotilla_actors::names::PeerName;
-use flotilla_actors::protocol::ControlError;
 use ractor::rpc::CallResult;
 
 use crate::context::HostContext;
@@ -46,6 +45,7 @@ pub async fn begin(
     fresh: bool,
     model: Option<String>,
 ) -> Result<u32, String> {
+    let prompt = with_claim(member, prompt);
     if let Some(host) = &member.host {
         return super::remote::begin(ctx, spec, role, member, host, (prompt, fresh, model)).await;
     }
@@ -76,16 +76,25 @@ pub async fn begin(
     let mut json = start_json(spec, role, &member, prompt);
     json["as"] = serde_json::json!(owner_of(ctx, spec, role).await);
     let args = serde_json::from_value(json).map_err(|e| e.to_string())?;
-    let lanes = ctx
-        .children
-        .lanes()
-        .ok_or_else(|| "the lane supervisor is restarting".to_owned())?;
-    match lanes
-        .call(|r| LaneSupervisorMsg::Start(Box::new(args), r), None)
+    crate::governance::lanes::start(ctx, args)
         .await
-    {
-        Ok(CallResult::Success(r)) => r.map(|s| s.turn).map_err(|e: ControlError| e.message),
-        _ => Err("the lane supervisor is not answering".into()),
+        .map(|s| s.turn)
+        .map_err(|e| match e.hint {
+            Some(hint) => format!("{} ({hint})", e.message),
+            None => e.message,
+        })
+}
+
+/// A claim's worker is told where it works and what it must not do; the
+/// daemon enforces both (docs/governance.md).
+fn with_claim(member: &MemberSpec, prompt: String) -> String {
+    match &member.claim {
+        Some(id) => format!(
+            "You work on claim {id}: in its own git worktree, on branch {}. \
+             Commit your work on that branch; never push to a protected branch.\n\n{prompt}",
+            id.branch()
+        ),
+        None => prompt,
     }
 }
 
@@ -124,6 +133,7 @@ pub(super) fn start_json(
         "as": spec.as_peer,
         "args": args,
         "prompt": prompt,
+        "claim": member.claim,
     })
 }
 

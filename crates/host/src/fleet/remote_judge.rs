@@ -30,7 +30,7 @@ pub(super) async fn judge_step(
         Ok(reply) => reply,
         Err(e) => {
             let why = format!("{host} could not be asked for it: {}", e.message);
-            return unreadable(task, &why);
+            return Verdict::unreadable(task, &why);
         }
     };
     let seen: Vec<ArtifactSeen> = task
@@ -56,18 +56,6 @@ pub(super) async fn judge_step(
         }
     }
     verdict
-}
-
-fn unreadable(task: &Task, why: &str) -> Verdict {
-    Verdict::Bounced(
-        task.artifacts
-            .iter()
-            .map(|a| Shortfall::Unreadable {
-                path: a.path.clone(),
-                why: why.to_owned(),
-            })
-            .collect(),
-    )
 }
 
 /// Writes `text` at `rel` in `dir` (a new file, then renamed over the

@@ -4,18 +4,74 @@
 //! worktree's pre-push hook refuses protected branches; one lane holds a
 //! worktree at a time; the policy's concurrency and permission ceiling
 //! hold. A lane started without a claim may not work inside a claim's
-//! worktree. Must not create the lane itself (the lane supervisor does).
+//! worktree. Must not create the lane itself (the lane supervisor does);
+//! [`start`] is the one way a lane starts with these rules (`lane.start`
+//! and a fleet's members alike).
 
 use std::path::Path;
 
 use flotilla_actors::governance::{ClaimId, ClaimState, Entry};
 use flotilla_actors::lane::{LanePhase, Permissions};
-use flotilla_actors::protocol::{ControlError, ErrorCode, LaneStartArgs};
+use flotilla_actors::protocol::{ControlError, ErrorCode, LaneStartArgs, LaneStartReply};
 use tokio::sync::OwnedMutexGuard;
 
 use super::claims::{append, local_lane, open_claim};
 use super::{Repo, git_error, hooks};
 use crate::context::HostContext;
+
+/// Starts a lane under these rules: readied for its claim (or refused in
+/// a claim's worktree without one), started by the lane supervisor, and
+/// recorded in its claim's run records.
+pub(crate) async fn start(
+    ctx: &HostContext,
+    mut args: LaneStartArgs,
+) -> Result<LaneStartReply, ControlError> {
+    let sup = ctx
+        .children
+        .lanes()
+        .ok_or_else(|| ControlError::unavailable("the lane supervisor"))?;
+    let claim = prepare(ctx, &mut args).await?;
+    let cli = args.cli;
+    let reply = crate::lanes::call(&sup, |r| {
+        crate::lanes::LaneSupervisorMsg::Start(Box::new(args), r)
+    })
+    .await?;
+    if let Some(claim) = claim {
+        claim
+            .started(ctx, &reply.lane.to_string(), cli.as_str())
+            .await?;
+    }
+    Ok(reply)
+}
+
+/// Checks a fleet's claims before it starts: each is an open claim of
+/// the repository at `dir`, its worktree is free, and all of them may be
+/// in flight at once under the policy's concurrency.
+pub(crate) async fn check_fleet_claims(
+    ctx: &HostContext,
+    dir: &str,
+    ids: &[ClaimId],
+) -> Result<(), ControlError> {
+    let repo = Repo::open(ctx, dir).await?;
+    let top = repo.git.dir();
+    if Path::new(dir).canonicalize().ok().as_deref() != top.canonicalize().ok().as_deref() {
+        return Err(ControlError::new(
+            ErrorCode::BadRequest,
+            format!(
+                "{dir} is inside the repository {}, not its top: a claim's worktree holds the whole repository",
+                top.display()
+            ),
+        )
+        .with_hint(format!("start the fleet with -C {}", top.display())));
+    }
+    let (board, _, _) = repo.board().await?;
+    for id in ids {
+        check_worktree_free(ctx, open_claim(&board, id)?).await?;
+    }
+    board
+        .may_start_all(ids, repo.policy.concurrency)
+        .map_err(|refusal| ControlError::new(ErrorCode::Conflict, refusal.to_string()))
+}
 
 /// A lane about to start in a claim's worktree: the repository stays
 /// locked until the lane's record is written.
@@ -29,7 +85,7 @@ pub(crate) struct ClaimLane {
 /// Readies `args` for its claim: checks the rules, makes the branch and
 /// worktree if they are not there, and points the lane's directory at the
 /// worktree. Without a claim, refuses a directory inside a claim's worktree.
-pub(crate) async fn prepare(
+async fn prepare(
     ctx: &HostContext,
     args: &mut LaneStartArgs,
 ) -> Result<Option<ClaimLane>, ControlError> {

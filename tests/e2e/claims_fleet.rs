@@ -1,0 +1,160 @@
+//! A fleet's workers with claims (issue 10): each worker works on its own
+//! claim's branch in its own worktree, the daemon judges its step there
+//! and the whole task across the worktrees, the board shows the workers'
+//! lanes, and a fleet whose claims break a rule starts nothing.
+
+use std::path::Path;
+use std::time::Duration;
+
+use flotilla_tests::{TestHome, wait_until, write_executable};
+use serde_json::Value;
+
+use crate::claims::{add, daemon_and_repo, git};
+use crate::lanes::code;
+
+/// Dispatches `a.md` to worker-1 and `b.md` to worker-2; done once the
+/// round's steps were accepted.
+const SUPERVISOR: &str = r#"#!/bin/sh
+prompt=$(cat)
+case "$prompt" in
+  *"was accepted"*) echo '{"done": true}' ;;
+  *) echo '{"dispatch": [
+        {"to": "worker-1", "step": "a", "prompt": "write a.md", "artifacts": [{"path": "a.md", "contains": ["claim fix-a"]}]},
+        {"to": "worker-2", "step": "b", "prompt": "write b.md", "artifacts": [{"path": "b.md", "contains": ["claim fix-b"]}]}]}' ;;
+esac
+"#;
+
+/// Writes the file its prompt names with the claim its prompt names, and
+/// commits it on the branch it is on.
+const WORKER: &str = r#"#!/bin/sh
+prompt=$(cat)
+case "$prompt" in
+  *"write a.md"*) f=a.md ;;
+  *) f=b.md ;;
+esac
+printf '%s\n' "$prompt" | grep -o 'claim fix-[ab]' | head -n 1 > "$f"
+pwd >> "$f"
+git add "$f" && git commit -q -m "$f"
+echo "committed $f"
+"#;
+
+/// Every artifact, and every claim's worktree committed clean.
+const TASK: &str = r#"{"goal": "two fixes",
+  "artifacts": [{"path": "a.md", "contains": ["claim fix-a"]}, {"path": "b.md", "contains": ["claim fix-b"]}],
+  "checks": [{"run": "git diff --quiet HEAD"}]}"#;
+
+fn fleet_args<'a>(home: &'a TestHome, repo: &'a str, extra: &[&'a str]) -> Vec<String> {
+    let file = |name: &str| home.path().join(name).display().to_string();
+    let mut args: Vec<String> = [
+        "fleet",
+        "start",
+        "gov",
+        "--supervisor",
+        "exec",
+        "--supervisor-cmd",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.push(file("sup.sh"));
+    args.extend(["--workers", "2", "--worker-cli", "exec", "--worker-cmd"].map(String::from));
+    args.push(file("work.sh"));
+    args.extend(["--task".into(), file("task.json"), "-C".into(), repo.into()]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn governed_fleet(policy: &str) -> (TestHome, std::path::PathBuf) {
+    let (home, repo, _remote) = daemon_and_repo(Some(policy));
+    write_executable(&home.path().join("sup.sh"), SUPERVISOR);
+    write_executable(&home.path().join("work.sh"), WORKER);
+    std::fs::write(home.path().join("task.json"), TASK).expect("task");
+    assert_eq!(add(&home, &repo, "Fix A"), "fix-a");
+    assert_eq!(add(&home, &repo, "Fix B"), "fix-b");
+    (home, repo)
+}
+
+fn claim_of<'a>(board: &'a Value, id: &str) -> &'a Value {
+    board["claims"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["id"] == id))
+        .unwrap_or_else(|| panic!("no claim {id}: {board}"))
+}
+
+#[test]
+fn each_worker_commits_in_its_claims_worktree_and_the_daemon_judges_there() {
+    let (home, repo) = governed_fleet("concurrency = 2\n");
+    let r = repo.display().to_string();
+    let args = fleet_args(&home, &r, &["--claim", "fix-a", "--claim", "fix-b"]);
+    let started = home.json(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(started["schema"], "flotilla.fleet.v1", "{started}");
+    let mut status = Value::Null;
+    wait_until("the fleet to end", Duration::from_secs(90), || {
+        status = home.json(&["fleet", "status", "gov"]);
+        status["state"] != "running" && status["state"] != "planning"
+    });
+    assert_eq!(status["state"], "completed", "{status}");
+
+    let board = home.json(&["board", &r]);
+    for (id, file, other, lane) in [
+        ("fix-a", "a.md", "b.md", "gov-worker-1"),
+        ("fix-b", "b.md", "a.md", "gov-worker-2"),
+    ] {
+        let claim = claim_of(&board, id);
+        assert!(claim["lane"].to_string().contains(lane), "{board}");
+        let shown = home.json(&["claim", "show", id, "-C", &r]);
+        let worktree = shown["claim"]["worktree"].as_str().expect("worktree");
+        let text = std::fs::read_to_string(Path::new(worktree).join(file)).expect("artifact");
+        assert!(text.starts_with(&format!("claim {id}\n")), "{text}");
+        assert!(text.contains(worktree), "written in the worktree: {text}");
+        assert!(
+            !Path::new(worktree).join(other).exists(),
+            "{id} saw {other}"
+        );
+        let branch = format!("flotilla/{id}");
+        let changed = git(
+            &repo,
+            &[
+                "log",
+                "--name-only",
+                "--format=",
+                &format!("main..{branch}"),
+            ],
+        );
+        assert_eq!(changed, file, "{branch} holds its worker's commit only");
+    }
+    for file in ["a.md", "b.md"] {
+        assert!(
+            !repo.join(file).exists(),
+            "{file} reached the main checkout"
+        );
+    }
+}
+
+#[test]
+fn a_fleet_whose_claims_break_a_rule_starts_nothing() {
+    let (home, repo) = governed_fleet("concurrency = 1\n");
+    let r = repo.display().to_string();
+    let start = |extra: &[&str]| {
+        let args = fleet_args(&home, &r, extra);
+        code(&home, &args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let (c, v) = start(&["--claim", "fix-a", "--claim", "fix-b"]);
+    assert_eq!(c, 6, "two claims at once over a concurrency of 1: {v}");
+    assert!(v["error"].to_string().contains("concurrency of 1"), "{v}");
+    let (c, v) = start(&["--claim", "fix-a", "--claim", "fix-a"]);
+    assert_eq!(c, 2, "one claim for two workers: {v}");
+    assert!(v["error"].to_string().contains("two workers"), "{v}");
+    let (c, v) = start(&["--claim", "no-such"]);
+    assert_eq!(c, 4, "{v}");
+    let sub = repo.join("sub");
+    std::fs::create_dir_all(&sub).expect("sub");
+    let sub = sub.display().to_string();
+    let args = fleet_args(&home, &sub, &["--claim", "fix-a"]);
+    let (c, v) = code(&home, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(c, 2, "-C inside the repository: {v}");
+    assert!(v["error"].to_string().contains(&format!("-C {r}")), "{v}");
+    let lanes = home.json(&["lane", "list"]);
+    assert_eq!(lanes["lanes"].as_array().map(Vec::len), Some(0), "{lanes}");
+    let board = home.json(&["board", &r]);
+    assert_eq!(claim_of(&board, "fix-a")["status"], "open", "{board}");
+}
