@@ -8,6 +8,7 @@ mod chaos;
 mod claims;
 mod claims_delivery;
 mod claims_fleet;
+mod claims_sandbox;
 mod command_line;
 mod config_command;
 mod control_limits;

@@ -14,8 +14,7 @@ use serde_json::Value;
 
 use crate::claims::{git, repo_with_remote};
 
-const POLICY: &str =
-    "[cli.claude]\npermissions = \"bypass\"\n[cli.codex]\npermissions = \"bypass\"\n";
+const POLICY: &str = "[cli.claude]\npermissions = \"bypass\"\nsandbox = \"off\"\n[cli.codex]\npermissions = \"bypass\"\nsandbox = \"off\"\n";
 
 struct Rig {
     server: ModelServer,

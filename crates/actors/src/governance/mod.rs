@@ -4,8 +4,8 @@
 //! ([`board`]), where a claim's review gate stands ([`gate`]), the user's
 //! policy ([`policy`]) and who may merge ([`merge`]), the risk tier a change gets
 //! from the paths it touches ([`tier`]), the reviewer's verdict and its
-//! parser ([`verdict`]), and the packet and prompt the reviewer is given
-//! ([`packet`]).
+//! parser ([`verdict`]), the packet and prompt the reviewer is given
+//! ([`packet`]), and which CLI modes run commands confined ([`sandbox`]).
 //!
 //! The host drives git and lanes, lists the touched paths and starts the
 //! reviewer; it hands the facts to these functions and does what they
@@ -27,6 +27,7 @@ pub mod policy;
 pub mod profile;
 pub mod readiness;
 pub mod record;
+pub mod sandbox;
 pub mod tier;
 pub mod verdict;
 

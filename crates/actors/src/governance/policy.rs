@@ -156,6 +156,9 @@ pub enum MergeAuthority {
 pub struct CliPolicy {
     /// The most permissive mode a claim's lane of this CLI may ask for.
     pub permissions: Permissions,
+    /// Whether its commands must be confined (`required`, the default) or
+    /// not (`off`, only in the user's own file).
+    pub sandbox: super::sandbox::SandboxRule,
 }
 
 impl Default for Policy {
@@ -227,6 +230,9 @@ impl Policy {
     ) -> Result<Self, PolicyError> {
         let mut merged = toml::Table::new();
         let mut paths = Vec::new();
+        if let Some(layer) = &repo {
+            refuse_sandbox_off(layer)?;
+        }
         for layer in [repo, user].into_iter().flatten() {
             let table = parse_layer(&layer)?;
             overlay(&mut merged, table);
@@ -268,6 +274,11 @@ impl Policy {
     /// The most permissive mode a claim's lane of `cli` may ask for.
     pub fn permissions_for(&self, cli: &str) -> Permissions {
         self.cli.get(cli).map(|c| c.permissions).unwrap_or_default()
+    }
+
+    /// The sandbox rule for a claim's lane of `cli`.
+    pub fn sandbox_for(&self, cli: &str) -> super::sandbox::SandboxRule {
+        self.cli.get(cli).map(|c| c.sandbox).unwrap_or_default()
     }
 
     /// Adds back every built-in posture rule the configured `paths` left
@@ -333,6 +344,27 @@ fn parse_layer(layer: &Layer<'_>) -> Result<toml::Table, PolicyError> {
     let alone: Result<Policy, toml::de::Error> = toml::Value::Table(table.clone()).try_into();
     alone.map_err(|e| bad(e.message().to_owned()))?;
     Ok(table)
+}
+
+/// A repository's file may require a CLI's sandbox, never turn it off:
+/// that is the user's own decision.
+fn refuse_sandbox_off(layer: &Layer<'_>) -> Result<(), PolicyError> {
+    let table = parse_layer(layer)?;
+    let Some(toml::Value::Table(clis)) = table.get("cli") else {
+        return Ok(());
+    };
+    for (cli, value) in clis {
+        if value.get("sandbox").and_then(toml::Value::as_str) == Some("off") {
+            return Err(PolicyError::File {
+                path: layer.path.to_owned(),
+                detail: format!(
+                    "[cli.{cli}] sandbox = \"off\": a repository's file cannot turn a CLI's \
+                     sandbox off; only your own policy.toml can"
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Sets every key of `top` in `base`, merging tables key by key; any other

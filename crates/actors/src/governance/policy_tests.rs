@@ -143,3 +143,30 @@ fn sensitive_paths_match_their_globs_at_any_depth_where_asked() {
         "{err}"
     );
 }
+
+#[test]
+fn only_the_users_own_file_turns_a_clis_sandbox_off() {
+    use super::super::sandbox::SandboxRule;
+    let defaults = Policy::from_layers(None, None).expect("defaults");
+    assert_eq!(defaults.sandbox_for("pi"), SandboxRule::Required);
+    let off = "[cli.pi]\nsandbox = \"off\"\n";
+    let err = Policy::from_layers(None, layer(".flotilla/policy.toml", off))
+        .expect_err("a repository turns it off");
+    let said = err.to_string();
+    assert!(
+        said.contains(".flotilla/policy.toml") && said.contains("only your own policy.toml"),
+        "{said}"
+    );
+    let err = Policy::from_layers(layer("user.toml", off), layer("repo.toml", off))
+        .expect_err("the repository still may not");
+    assert!(
+        err.to_string().contains("repo.toml"),
+        "the user's word does not launder the repository's: {err}"
+    );
+    let policy = Policy::from_layers(layer("user.toml", off), None).expect("the user's own");
+    assert_eq!(policy.sandbox_for("pi"), SandboxRule::Off);
+    let required = "[cli.codex]\nsandbox = \"required\"\n";
+    let policy = Policy::from_layers(None, layer("repo.toml", required))
+        .expect("a repository may require it");
+    assert_eq!(policy.sandbox_for("codex"), SandboxRule::Required);
+}

@@ -265,6 +265,30 @@ impl Git {
             .is_empty())
     }
 
+    /// Commits everything the checkout has that is not committed (new
+    /// files too, `.gitignore` kept) as `identity`, through the hooks;
+    /// `None` when there was nothing. A refused commit is unstaged again,
+    /// leaving the files as they were.
+    pub async fn commit_all(
+        &self,
+        message: &str,
+        identity: (&str, &str),
+    ) -> Result<Option<String>, GitError> {
+        if self.run(&["status", "--porcelain"]).await?.is_empty() {
+            return Ok(None);
+        }
+        self.run(&["add", "-A"]).await?;
+        let env = identity_env(identity.0, identity.1);
+        if let Err(e) = self
+            .run_env(&["commit", "-q", "-m", message], &env, LOCAL)
+            .await
+        {
+            let _ = self.run(&["reset", "-q"]).await;
+            return Err(e);
+        }
+        self.commit_of("HEAD").await
+    }
+
     /// Merges `branch` into what is checked out with a merge commit, as
     /// `identity` (name, email) when given, else the user's own; a merge
     /// that does not go through cleanly is aborted.

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use flotilla_actors::governance::{ClaimId, ClaimState, Entry};
+use flotilla_actors::governance::{ClaimId, ClaimState, Entry, sandbox};
 use flotilla_actors::lane::{LanePhase, Permissions};
 use flotilla_actors::protocol::{ControlError, ErrorCode, LaneStartArgs, LaneStartReply};
 use tokio::sync::OwnedMutexGuard;
@@ -152,20 +152,32 @@ fn check_permissions(repo: &Repo, args: &LaneStartArgs) -> Result<(), ControlErr
             .position(|q| *q == p)
             .unwrap_or(usize::MAX)
     };
-    if rank(args.permissions) <= rank(ceiling) {
-        return Ok(());
+    if rank(args.permissions) > rank(ceiling) {
+        return Err(ControlError::new(
+            ErrorCode::Forbidden,
+            format!(
+                "the policy allows a {cli} lane in a claim at most --permissions {}, not {}",
+                ceiling.as_str(),
+                args.permissions.as_str()
+            ),
+        )
+        .with_hint(format!(
+            "set [cli.{cli}] permissions in policy.toml to allow more"
+        )));
     }
-    Err(ControlError::new(
-        ErrorCode::Forbidden,
-        format!(
-            "the policy allows a {cli} lane in a claim at most --permissions {}, not {}",
-            ceiling.as_str(),
-            args.permissions.as_str()
-        ),
-    )
-    .with_hint(format!(
-        "set [cli.{cli}] permissions in policy.toml to allow more"
-    )))
+    let rule = repo.policy.sandbox_for(cli);
+    sandbox::check(args.cli, args.permissions, rule).map_err(|refusal| {
+        let off = format!("or set [cli.{cli}] sandbox = \"off\" in your own policy.toml");
+        let hint = match refusal.confined {
+            Some(mode) if rank(mode) > rank(ceiling) => format!(
+                "pass --permissions {0} and allow it with [cli.{cli}] permissions = \"{0}\", {off}",
+                mode.as_str()
+            ),
+            Some(mode) => format!("pass --permissions {}, {off}", mode.as_str()),
+            None => format!("use another CLI, {off}"),
+        };
+        ControlError::new(ErrorCode::Forbidden, refusal.to_string()).with_hint(hint)
+    })
 }
 
 /// One lane per worktree: the claim's last lane must be gone or archived.

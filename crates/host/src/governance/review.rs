@@ -12,9 +12,10 @@ use std::sync::Arc;
 
 use flotilla_actors::governance::gate::short;
 use flotilla_actors::governance::{
-    Board, ClaimState, Entry, GateOutcome, GateRecord, ReviewPacket, decide, diff_sha256, standing,
+    Board, ClaimState, Entry, GateOutcome, GateRecord, ReviewPacket, decide, diff_sha256, sandbox,
+    standing,
 };
-use flotilla_actors::lane::CliKind;
+use flotilla_actors::lane::{CliKind, Permissions};
 use flotilla_actors::protocol::{
     ControlError, ErrorCode, GateArgs, GateReply, LaneStartArgs, ReviewArgs,
 };
@@ -55,6 +56,14 @@ pub(crate) async fn review(
     let reviewer_cli: CliKind = reviewer
         .parse()
         .map_err(|e: String| ControlError::new(ErrorCode::BadRequest, e))?;
+    let rule = policy.sandbox_for(&reviewer);
+    sandbox::check(reviewer_cli, Permissions::Default, rule).map_err(|refusal| {
+        ControlError::new(ErrorCode::Forbidden, format!("the reviewer: {refusal}")).with_hint(
+            format!(
+                "pick another reviewer (--reviewer CLI), or set [cli.{reviewer}] sandbox = \"off\" in your own policy.toml"
+            ),
+        )
+    })?;
     let touched = repo.git.touched(&base, &head).await.map_err(git_error)?;
     let paths: Vec<&str> = touched.iter().map(String::as_str).collect();
     let tier = decide(&policy.tiers, &paths, args.tier.as_deref())

@@ -1,5 +1,7 @@
 //! A run record for each turn a lane ends in a claim's worktree: how it
-//! ended and the branch's head then.
+//! ended and the branch's head then. Before that, what a completed turn
+//! left uncommitted there is committed on the claim's branch for the lane
+//! (a lane under the sandbox rule may have no shell to commit with).
 //!
 //! The claim is known from the lane's directory alone (a claim's worktree
 //! is `worktrees/<repo>/<claim>` under the host's state), so lanes need no
@@ -31,6 +33,32 @@ pub(crate) fn record_later(ctx: &Arc<HostContext>, cwd: &str, lane: String, stat
             tracing::warn!(claim = %id, "the turn's run record was not written: {}", e.message);
         }
     });
+}
+
+/// Commits what `lane`'s completed turn left uncommitted in `cwd`, when
+/// `cwd` is a claim's worktree: through the worktree's hooks (a sensitive
+/// path is refused as for the lane's own commit), as the lane. Returns
+/// what to note in the lane's events.
+pub(crate) async fn commit_left_work(
+    ctx: &HostContext,
+    cwd: &str,
+    lane: &str,
+    turn: u32,
+) -> Option<String> {
+    claim_of(&ctx.home.worktrees_dir(), Path::new(cwd))?;
+    let git = super::git::Git::at(Path::new(cwd));
+    let message = format!(
+        "{lane} turn {turn}\n\nCommitted by Flotilla: what the turn left uncommitted in its claim's worktree."
+    );
+    let email = format!("{}@flotilla.invalid", lane.replace('/', "."));
+    match git.commit_all(&message, (lane, &email)).await {
+        Ok(None) => None,
+        Ok(Some(sha)) => Some(format!(
+            "committed what the turn left uncommitted on the claim's branch: {}",
+            sha.get(..12).unwrap_or(&sha)
+        )),
+        Err(e) => Some(format!("the turn's changes were left uncommitted: {e}")),
+    }
 }
 
 /// The claim whose worktree `cwd` is, under `root`.

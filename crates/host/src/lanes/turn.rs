@@ -231,6 +231,9 @@ pub(super) async fn finish(state: &mut LaneState, outcome: Outcome, exit: Option
         return;
     };
     let result = state.result(outcome, exit);
+    if result.status == TurnStatus::Completed {
+        commit_left_work(state, running.turn).await;
+    }
     state.record.finish_turn(result.clone());
     state.connector = None;
     state.stopping = None;
@@ -247,6 +250,20 @@ pub(super) async fn finish(state: &mut LaneState, outcome: Outcome, exit: Option
     if state.archive_after_turn {
         state.archive_after_turn = false;
         state.archive_now().await;
+    }
+}
+
+/// In a claim's worktree, commits what the completed turn left there and
+/// notes it in the lane's events.
+async fn commit_left_work(state: &LaneState, turn: u32) {
+    let lane =
+        flotilla_actors::names::PeerId::new(state.ctx.host.clone(), state.record.spec.name.clone())
+            .to_string();
+    let cwd = &state.record.spec.cwd;
+    if let Some(text) =
+        crate::governance::turns::commit_left_work(&state.ctx, cwd, &lane, turn).await
+    {
+        state.log(turn, vec![EventKind::Note { text }]).await;
     }
 }
 
