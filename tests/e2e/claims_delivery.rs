@@ -204,3 +204,29 @@ fn a_change_request_is_a_local_change_record_without_a_forge_and_a_pull_request_
         "{text}"
     );
 }
+
+#[test]
+fn a_missing_forge_cli_is_exit_7_with_what_to_do_and_records_no_change() {
+    let on_path = std::env::var("PATH").unwrap_or_default();
+    assert!(
+        std::env::split_paths(&on_path).all(|d| !d.join("glab").exists()),
+        "this test needs a machine without glab on PATH"
+    );
+    let (home, repo, _) = daemon_and_repo(Some("forge = \"gitlab\"\n"));
+    let r = repo.display().to_string();
+    let id = add(&home, &repo, "No glab");
+    commit_in_claim(&home, &repo, &id, "one.txt");
+    let err = home.fails(&["change", "open", &id, "-C", &r], 7);
+    assert!(
+        err.contains("glab is not installed") && err.contains("forge = \"none\""),
+        "{err}"
+    );
+    let shown = home.json(&["claim", "show", &id, "-C", &r]);
+    assert!(
+        shown["claim"]["change"].is_null(),
+        "no change recorded: {shown}"
+    );
+    std::fs::write(home.path().join("policy.toml"), "forge = \"none\"\n").expect("policy");
+    let v = home.json(&["change", "open", &id, "-C", &r]);
+    assert_eq!(v["claim"]["change"]["forge"], "local", "{v}");
+}

@@ -321,7 +321,10 @@ impl Drop for TestHome {
         if let Some(mut child) = self.daemon.take() {
             let _ = child.kill();
             let _ = child.wait();
-        } else {
+        }
+        // A daemon the test started itself (`up`, after its own one went
+        // `down`) is this home's too.
+        if self.socket_path().exists() {
             let _ = self
                 .command(&["down"])
                 .stdout(Stdio::null())
