@@ -93,6 +93,13 @@ fn each_worker_commits_in_its_claims_worktree_and_the_daemon_judges_there() {
         status["state"] != "running" && status["state"] != "planning"
     });
     assert_eq!(status["state"], "completed", "{status}");
+    assert_eq!(status["members"][1]["claim"], "fix-a", "{status}");
+    assert_eq!(status["members"][2]["claim"], "fix-b", "{status}");
+    let text = home.ok(&["fleet", "status", "gov"]);
+    assert!(
+        text.contains("worker-2 works on claim fix-b (branch flotilla/fix-b)"),
+        "{text}"
+    );
 
     let board = home.json(&["board", &r]);
     for (id, file, other, lane) in [

@@ -164,6 +164,10 @@ pub struct FleetMemberView {
     /// quiet for long may be stalled; the lane watchdog restarts one that
     /// shows neither output nor CPU time for `lane_stall_secs`).
     pub quiet_secs: Option<u64>,
+    /// The claim it works on (`fleet start --claim`): its lane works on
+    /// the claim's branch, in its worktree.
+    #[serde(default)]
+    pub claim: Option<crate::governance::ClaimId>,
 }
 
 /// A fleet (`flotilla.fleet.v1`).

@@ -55,6 +55,15 @@ pub(crate) fn print(v: &FleetView) -> Result<()> {
         ]);
     }
     out!("{}", table::render(&members))?;
+    for m in &v.members {
+        if let Some(claim) = &m.claim {
+            outln!(
+                "  {} works on claim {claim} (branch {})",
+                m.role,
+                claim.branch()
+            )?;
+        }
+    }
     for s in &v.steps {
         let what = if s.evidence.is_some() {
             "accepted".to_owned()

@@ -143,6 +143,7 @@ fn build(
                 cost_usd: last.and_then(|r| r.cost_usd),
                 inbox_depth: depths.get(&id).copied().unwrap_or(0),
                 quiet_secs: quiet_secs(ctx, lane),
+                claim: m.claim.clone(),
                 role,
             }
         })
@@ -208,6 +209,7 @@ fn remote_member(
         cost_usd: seen.and_then(|s| s.cost_usd),
         inbox_depth: 0,
         quiet_secs: None,
+        claim: None,
         role,
     }
 }
