@@ -1,11 +1,14 @@
 //! A fleet's workers with claims (issue 10): each worker works on its own
 //! claim's branch in its own worktree, the daemon judges its step there
 //! and the whole task across the worktrees, the board shows the workers'
-//! lanes, and a fleet whose claims break a rule starts nothing.
+//! lanes, a fleet whose claims break a rule starts nothing, and a real
+//! Claude Code worker's turns and handoff note become run records.
 
 use std::path::Path;
 use std::time::Duration;
 
+use flotilla_tests::model_server::{ModelServer, Reply, Script};
+use flotilla_tests::vendor::{CliKind, VendorEnv, default_model};
 use flotilla_tests::{TestHome, wait_until, write_executable};
 use serde_json::Value;
 
@@ -164,4 +167,99 @@ fn a_fleet_whose_claims_break_a_rule_starts_nothing() {
     assert_eq!(lanes["lanes"].as_array().map(Vec::len), Some(0), "{lanes}");
     let board = home.json(&["board", &r]);
     assert_eq!(claim_of(&board, "fix-a")["status"], "open", "{board}");
+}
+
+/// Dispatches step `a`, then step `b`, to worker-1 (one per round), then
+/// says done; counts its turns in `COUNT`.
+const TWO_ROUNDS: &str = r#"#!/bin/sh
+cat > /dev/null
+n=$(cat COUNT 2>/dev/null || echo 0); n=$((n+1)); echo $n > COUNT
+case $n in
+  1) echo '{"dispatch": [{"to": "worker-1", "step": "a", "prompt": "say a"}]}' ;;
+  2) echo '{"dispatch": [{"to": "worker-1", "step": "b", "prompt": "say b"}]}' ;;
+  *) echo '{"done": true}' ;;
+esac
+"#;
+
+#[test]
+fn a_claude_workers_turns_and_handoff_on_a_claim_are_run_records() {
+    let note = "## Done\nNOTE-MARK said a\n## In progress\nnothing\n## Next\nsay b";
+    let replies = [
+        Reply::text("SUMMARY-MARK a"),
+        Reply::text(note),
+        Reply::text("said b"),
+    ];
+    let server = ModelServer::start(Script::new(replies));
+    let env = VendorEnv::new(&server);
+    if env.bin(CliKind::Claude).is_none() {
+        return;
+    }
+    let mut home = TestHome::new();
+    home.env.extend(env.env());
+    home.spawn_daemon("laptop");
+    let (repo, _) = crate::claims::repo_with_remote(home.path());
+    let r = repo.display().to_string();
+    assert_eq!(add(&home, &repo, "Feature"), "feature");
+    let sup = home.path().join("sup.sh");
+    write_executable(
+        &sup,
+        &TWO_ROUNDS.replace("COUNT", &home.path().join("count").display().to_string()),
+    );
+    std::fs::write(
+        home.path().join("task.json"),
+        r#"{"goal": "say a, then b"}"#,
+    )
+    .expect("task");
+    let task = home.path().join("task.json").display().to_string();
+    let sup = sup.display().to_string();
+    home.json(&[
+        "fleet",
+        "start",
+        "gov",
+        "--supervisor",
+        "exec",
+        "--supervisor-cmd",
+        &sup,
+        "--workers",
+        "1",
+        "--worker-cli",
+        "claude",
+        "-m",
+        default_model(CliKind::Claude),
+        "--claim",
+        "feature",
+        "--rotate-at",
+        "0.0001",
+        "--task",
+        &task,
+        "-C",
+        &r,
+    ]);
+    let mut status = Value::Null;
+    wait_until("the fleet to end", Duration::from_secs(120), || {
+        status = home.json(&["fleet", "status", "gov"]);
+        status["state"] != "running" && status["state"] != "planning"
+    });
+    assert_eq!(status["state"], "completed", "{status}");
+    assert_eq!(server.model_requests().len(), 3, "a, the note, b");
+
+    let mut records = String::new();
+    wait_until("the handoff's run record", Duration::from_secs(30), || {
+        records = git(&repo, &["log", "--format=%B", "refs/flotilla/records"]);
+        records.contains("\"kind\":\"handoff\"")
+    });
+    assert!(
+        records.contains("NOTE-MARK said a")
+            && records.contains("\"lane\":\"laptop/gov-worker-1\""),
+        "{records}"
+    );
+    assert!(
+        records.contains("\"summary\":\"SUMMARY-MARK a\""),
+        "the turn's summary: {records}"
+    );
+    let shown = home.ok(&["claim", "show", "feature", "-C", &r]);
+    assert!(
+        shown.contains("handed over to a fresh session with its own note"),
+        "{shown}"
+    );
 }

@@ -251,6 +251,7 @@ impl Board {
                     record: (**gate).clone(),
                 });
             }
+            Entry::Handoff { .. } => {}
             Entry::Drop { .. } => claim.status = ClaimStatus::Dropped,
             Entry::Merge { .. } => claim.status = ClaimStatus::Merged,
             Entry::Change {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::governance::record::turn_summary;
 
 fn id(text: &str) -> ClaimId {
     ClaimId::parse(text).expect("id")
@@ -46,6 +47,7 @@ fn records_fold_into_each_claims_state() {
                 lane: "laptop/lane-1".into(),
                 status: "completed".into(),
                 head: Some("abc".into()),
+                summary: turn_summary("  built it  "),
             },
         ),
         rec("b", 5, Entry::Drop { kept: false }),
@@ -137,4 +139,33 @@ fn a_fleets_claims_count_together() {
         board.may_start_all(&[id("c")], 1).is_ok(),
         "already in flight"
     );
+}
+
+#[test]
+fn a_turns_summary_is_trimmed_and_cut_and_a_handoff_only_counts() {
+    assert_eq!(turn_summary("  \n "), None);
+    let long = "é".repeat(crate::governance::record::SUMMARY_CHARS + 5);
+    let cut = turn_summary(&long).expect("cut");
+    assert_eq!(
+        cut.chars().count(),
+        crate::governance::record::SUMMARY_CHARS + 1
+    );
+    assert!(cut.ends_with('…'));
+    let note = crate::fleet::rotation::HandoffNote::default();
+    let records = [
+        added("a", 1),
+        lane("a", 2, "w"),
+        rec(
+            "a",
+            3,
+            Entry::Handoff {
+                lane: "laptop/w".into(),
+                note,
+            },
+        ),
+    ];
+    let (board, notes) = Board::fold(&records);
+    assert!(notes.is_empty(), "{notes:?}");
+    let a = board.get(&id("a")).expect("a");
+    assert_eq!((a.records, a.status), (3, ClaimStatus::InFlight));
 }

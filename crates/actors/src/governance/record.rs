@@ -72,6 +72,18 @@ pub enum Entry {
         /// The branch's head when it ended.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         head: Option<String>,
+        /// What the lane said at its end (its answer or its error), cut
+        /// to [`SUMMARY_CHARS`] characters ([`turn_summary`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+    },
+    /// A fleet's worker on the claim handed over to a fresh session (its
+    /// context was nearly full) with this note.
+    Handoff {
+        /// The lane's peer id.
+        lane: String,
+        /// The note its successor started with.
+        note: crate::fleet::rotation::HandoffNote,
     },
     /// A reviewer's verdict on the claim's branch, bound to one commit and
     /// the hash of the diff it was shown.
@@ -119,6 +131,23 @@ pub enum Entry {
     },
 }
 
+/// The most characters of a turn's summary kept in its record.
+pub const SUMMARY_CHARS: usize = 1_000;
+
+/// A turn's summary for its record: `text` trimmed and cut to
+/// [`SUMMARY_CHARS`] characters (with `…` when cut); `None` when empty.
+pub fn turn_summary(text: &str) -> Option<String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let mut cut: String = text.chars().take(SUMMARY_CHARS).collect();
+    if cut.len() < text.len() {
+        cut.push('…');
+    }
+    Some(cut)
+}
+
 impl Entry {
     /// The record's kind, as in its JSON and its commit's subject.
     pub fn kind(&self) -> &'static str {
@@ -126,6 +155,7 @@ impl Entry {
             Entry::Claim { .. } => "claim",
             Entry::Lane { .. } => "lane",
             Entry::Turn { .. } => "turn",
+            Entry::Handoff { .. } => "handoff",
             Entry::Gate(_) => "gate",
             Entry::Merge { .. } => "merge",
             Entry::Change { .. } => "change",

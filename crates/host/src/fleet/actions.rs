@@ -3,12 +3,13 @@
 //! members' turns ([`super::members`]), judging steps
 //! ([`super::acceptance`], or [`super::remote`] for a worker on another
 //! host), interrupting a turn, telling the owner, timers for walls and
-//! probes. Decides nothing: the run did.
+//! probes, and the run record of a claimed worker's handoff. Decides
+//! nothing: the run did.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_actors::fleet::{Action, FleetRecord};
+use flotilla_actors::fleet::{Action, FleetRecord, Place};
 use flotilla_actors::model::Timestamp;
 
 use super::members;
@@ -135,5 +136,19 @@ pub(super) fn perform(
                 tracing::warn!(fleet = %spec.name, id, "an answer reached the wrong place");
             }
         }
+    }
+}
+
+/// Writes a run record for each handoff past the first `seen` of a worker
+/// on a claim.
+pub(super) fn record_handoffs(ctx: &Arc<HostContext>, record: &FleetRecord, seen: usize) {
+    let spec = &record.spec;
+    for handoff in record.run.handoffs.iter().skip(seen) {
+        let Place::Claim(id) = spec.place_of(&handoff.role) else {
+            continue;
+        };
+        let lane = format!("{}/{}", ctx.host, spec.lane_of(&handoff.role));
+        let note = handoff.note.clone();
+        crate::governance::turns::record_handoff_later(ctx, &spec.dir, id, lane, note);
     }
 }

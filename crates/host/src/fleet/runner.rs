@@ -244,11 +244,13 @@ impl FleetsState {
         let Some(record) = self.fleets.get_mut(name) else {
             return;
         };
+        let handed_over = record.run.handoffs.len();
         let actions = with_rules(record, f);
         if let Err(e) = self.ctx.commit.put_fleet(record).await {
             tracing::error!(fleet = %name, error = %e, "a fleet's record could not be saved; its actions wait for the next start");
             return;
         }
+        super::actions::record_handoffs(&self.ctx, record, handed_over);
         let (answers, actions): (Vec<Action>, Vec<Action>) = actions
             .into_iter()
             .partition(|a| matches!(a, Action::Answered(..)));

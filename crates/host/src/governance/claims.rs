@@ -252,10 +252,20 @@ fn history_line(record: &Record) -> HistoryLine {
             ..
         } => format!("added {title:?}: {branch} from {base}"),
         Entry::Lane { lane, cli, .. } => format!("lane {lane} ({cli}) started in its worktree"),
-        Entry::Turn { lane, status, head } => match head {
+        Entry::Turn {
+            lane, status, head, ..
+        } => match head {
             Some(head) => format!("{lane}'s turn {status} at {}", &head[..head.len().min(12)]),
             None => format!("{lane}'s turn {status}"),
         },
+        Entry::Handoff { lane, note } => {
+            let whose = if note.from_member {
+                "its own"
+            } else {
+                "the daemon's"
+            };
+            format!("{lane} handed over to a fresh session with {whose} note")
+        }
         Entry::Gate(g) => format!(
             "review by {} ({}) at tier {} of {}: {}",
             g.reviewer,

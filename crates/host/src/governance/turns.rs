@@ -1,5 +1,6 @@
-//! A run record for each turn a lane ends in a claim's worktree: how it
-//! ended and the branch's head then. Before that, what a completed turn
+//! A run record for each turn a lane ends in a claim's worktree (how it
+//! ended, what it said, the branch's head then) and for each handoff of a
+//! fleet's worker on a claim. Before that, what a completed turn
 //! left uncommitted there is committed on the claim's branch for the lane
 //! (a lane under the sandbox rule may have no shell to commit with).
 //!
@@ -11,26 +12,62 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use flotilla_actors::fleet::rotation::HandoffNote;
+use flotilla_actors::governance::record::turn_summary;
 use flotilla_actors::governance::{ClaimId, Entry};
 
 use super::Repo;
 use crate::context::HostContext;
 
-/// Records that `lane`'s turn in `cwd` ended with `status`, when `cwd` is
-/// a claim's worktree on this host.
-pub(crate) fn record_later(ctx: &Arc<HostContext>, cwd: &str, lane: String, status: String) {
+/// Records that `lane`'s turn in `cwd` ended with `status`, saying
+/// `said` (its answer or error), when `cwd` is a claim's worktree on this
+/// host.
+pub(crate) fn record_later(
+    ctx: &Arc<HostContext>,
+    cwd: &str,
+    lane: String,
+    status: String,
+    said: &str,
+) {
     let Some(id) = claim_of(&ctx.home.worktrees_dir(), Path::new(cwd)) else {
         return;
     };
-    let (ctx, cwd) = (ctx.clone(), cwd.to_owned());
+    let (ctx, cwd, summary) = (ctx.clone(), cwd.to_owned(), turn_summary(said));
     tokio::spawn(async move {
         let result = async {
             let repo = Repo::open(&ctx, &cwd).await?;
             let head = repo.git.commit_of("HEAD").await.ok().flatten();
-            super::claims::append(&ctx, &repo, &id, Entry::Turn { lane, status, head }).await
+            let entry = Entry::Turn {
+                lane,
+                status,
+                head,
+                summary,
+            };
+            super::claims::append(&ctx, &repo, &id, entry).await
         };
         if let Err(e) = result.await {
             tracing::warn!(claim = %id, "the turn's run record was not written: {}", e.message);
+        }
+    });
+}
+
+/// Records that a fleet's `lane`, working on claim `id` of the repository
+/// at `dir`, handed over to a fresh session with `note`.
+pub(crate) fn record_handoff_later(
+    ctx: &Arc<HostContext>,
+    dir: &str,
+    id: ClaimId,
+    lane: String,
+    note: HandoffNote,
+) {
+    let (ctx, dir) = (ctx.clone(), dir.to_owned());
+    tokio::spawn(async move {
+        let result = async {
+            let repo = Repo::open(&ctx, &dir).await?;
+            super::claims::append(&ctx, &repo, &id, Entry::Handoff { lane, note }).await
+        };
+        if let Err(e) = result.await {
+            tracing::warn!(claim = %id, "the handoff's run record was not written: {}", e.message);
         }
     });
 }

@@ -80,11 +80,13 @@ impl LaneState {
                 self.record.spec.name.clone(),
             )
             .to_string();
+            let said = result.result.as_deref().or(result.error.as_deref());
             crate::governance::turns::record_later(
                 &self.ctx,
                 &self.record.spec.cwd,
                 lane,
                 status.to_owned(),
+                said.unwrap_or_default(),
             );
             let lane = self.record.spec.name.as_str();
             if let Err(e) = self.ctx.commit.notice_sent(lane, turn).await {
