@@ -156,6 +156,17 @@ fn a_fleet_whose_claims_break_a_rule_starts_nothing() {
     assert!(v["error"].to_string().contains("two workers"), "{v}");
     let (c, v) = start(&["--claim", "no-such"]);
     assert_eq!(c, 4, "{v}");
+    let (c, v) = start(&["--claim", "fix-a", "--worker-permissions", "bypass"]);
+    assert_eq!(
+        c, 5,
+        "above the policy's ceiling, refused before any turn: {v}"
+    );
+    assert!(
+        v["error"]
+            .to_string()
+            .contains("at most --permissions default"),
+        "{v}"
+    );
     let sub = repo.join("sub");
     std::fs::create_dir_all(&sub).expect("sub");
     let sub = sub.display().to_string();
@@ -182,24 +193,44 @@ esac
 "#;
 
 #[test]
-fn a_claude_workers_turns_and_handoff_on_a_claim_are_run_records() {
-    let note = "## Done\nNOTE-MARK said a\n## In progress\nnothing\n## Next\nsay b";
-    let replies = [
-        Reply::text("SUMMARY-MARK a"),
-        Reply::text(note),
-        Reply::text("said b"),
-    ];
-    let server = ModelServer::start(Script::new(replies));
+fn a_claude_worker_on_a_claim_edits_without_a_shell_and_its_turns_and_handoff_are_run_records() {
+    let server = ModelServer::start(Script::default());
     let env = VendorEnv::new(&server);
     if env.bin(CliKind::Claude).is_none() {
         return;
     }
     let mut home = TestHome::new();
     home.env.extend(env.env());
+    // workspace for claude is acceptEdits: edits, no shell (the sandbox rule holds).
+    std::fs::write(
+        home.path().join("policy.toml"),
+        "[cli.claude]\npermissions = \"workspace\"\n",
+    )
+    .expect("policy");
     home.spawn_daemon("laptop");
     let (repo, _) = crate::claims::repo_with_remote(home.path());
     let r = repo.display().to_string();
     assert_eq!(add(&home, &repo, "Feature"), "feature");
+    // An exec lane makes the claim's worktree (so its path is known), then goes.
+    home.ok(&[
+        "lane", "run", "--cli", "exec", "-n", "maker", "-C", &r, "--claim", "feature", "--prompt",
+        "x", "--", "true",
+    ]);
+    home.ok(&["lane", "rm", "maker", "--force"]);
+    let shown = home.json(&["claim", "show", "feature", "-C", &r]);
+    let worktree = std::path::PathBuf::from(shown["claim"]["worktree"].as_str().expect("worktree"));
+    let note = "## Done\nNOTE-MARK said a\n## In progress\nnothing\n## Next\nsay b";
+    for reply in [
+        Reply::WriteFile {
+            path: worktree.join("notes.md"),
+            content: "NOTES-MARK\n".into(),
+        },
+        Reply::text("SUMMARY-MARK a"),
+        Reply::text(note),
+        Reply::text("said b"),
+    ] {
+        server.push(reply);
+    }
     let sup = home.path().join("sup.sh");
     write_executable(
         &sup,
@@ -226,6 +257,8 @@ fn a_claude_workers_turns_and_handoff_on_a_claim_are_run_records() {
         "claude",
         "-m",
         default_model(CliKind::Claude),
+        "--worker-permissions",
+        "workspace",
         "--claim",
         "feature",
         "--rotate-at",
@@ -241,8 +274,31 @@ fn a_claude_workers_turns_and_handoff_on_a_claim_are_run_records() {
         status["state"] != "running" && status["state"] != "planning"
     });
     assert_eq!(status["state"], "completed", "{status}");
-    assert_eq!(server.model_requests().len(), 3, "a, the note, b");
+    assert_eq!(
+        server.model_requests().len(),
+        4,
+        "the write, a, the note, b"
+    );
 
+    let committed = git(
+        &repo,
+        &[
+            "log",
+            "-1",
+            "--format=%an",
+            "flotilla/feature",
+            "--",
+            "notes.md",
+        ],
+    );
+    assert_eq!(
+        committed, "laptop/gov-worker-1",
+        "the daemon committed claude's edit as its lane"
+    );
+    assert_eq!(
+        git(&repo, &["show", "flotilla/feature:notes.md"]),
+        "NOTES-MARK"
+    );
     let mut records = String::new();
     wait_until("the handoff's run record", Duration::from_secs(30), || {
         records = git(&repo, &["log", "--format=%B", "refs/flotilla/records"]);

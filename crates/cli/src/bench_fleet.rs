@@ -68,6 +68,7 @@ fn member(cmd: &Path) -> MemberSpec {
         model: None,
         command: Some(cmd.display().to_string()),
         fallback_models: Vec::new(),
+        permissions: Default::default(),
         host: None,
         claim: None,
     }

@@ -8,6 +8,7 @@ fn worker(claim: Option<&str>) -> MemberSpec {
         model: None,
         command: Some("true".into()),
         fallback_models: Vec::new(),
+        permissions: Default::default(),
         host: None,
         claim: claim.map(|c| ClaimId::parse(c).unwrap_or_else(|e| panic!("{e}"))),
     }

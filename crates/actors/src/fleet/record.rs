@@ -9,7 +9,7 @@ use super::Lifecycle;
 use super::budget::BudgetCard;
 use super::run::{FleetRun, SUPERVISOR};
 use crate::governance::ClaimId;
-use crate::lane::CliKind;
+use crate::lane::{CliKind, Permissions};
 use crate::names::{HostName, PeerName};
 
 /// The most workers one fleet may have.
@@ -37,6 +37,10 @@ pub struct MemberSpec {
     /// fleet's host only; docs/governance.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claim: Option<ClaimId>,
+    /// The permission mode its lane runs in (as `lane run
+    /// --permissions`).
+    #[serde(default)]
+    pub permissions: Permissions,
 }
 
 /// What the fleet last heard of a member on another host (its lane's

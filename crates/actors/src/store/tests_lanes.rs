@@ -227,6 +227,7 @@ fn fleet(name: &str) -> crate::fleet::FleetRecord {
         model: None,
         command: Some("true".into()),
         fallback_models: Vec::new(),
+        permissions: Default::default(),
         host: None,
         claim: None,
     };

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use flotilla_actors::fleet::Lifecycle;
-use flotilla_actors::lane::CliKind;
+use flotilla_actors::lane::{CliKind, Permissions};
 
 use super::duration::parse_within;
 
@@ -173,6 +173,13 @@ pub(crate) struct FleetStartArgs {
     /// host, round and round. This host's own name keeps a worker here.
     #[arg(long = "host", value_name = "HOST")]
     pub(crate) hosts: Vec<String>,
+    /// The supervisor's permission mode (as `lane run --permissions`).
+    #[arg(long, value_name = "MODE", value_parser = super::choices::permissions())]
+    pub(crate) supervisor_permissions: Option<Permissions>,
+    /// The workers' permission mode (as `lane run --permissions`; a
+    /// worker on a claim is held to the policy's ceiling and sandbox rule).
+    #[arg(long, value_name = "MODE", value_parser = super::choices::permissions())]
+    pub(crate) worker_permissions: Option<Permissions>,
     /// Give a worker a claim: it works on the claim's branch in its own
     /// worktree, and its steps are judged there; repeat for more workers
     /// (worker N takes the Nth claim; -C is the claim's repository).

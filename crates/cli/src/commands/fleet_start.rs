@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use flotilla_actors::fleet::{BudgetCard, FleetSpec, Lifecycle, MemberSpec};
 use flotilla_actors::governance::ClaimId;
-use flotilla_actors::lane::CliKind;
+use flotilla_actors::lane::{CliKind, Permissions};
 use flotilla_actors::names::{HostName, PeerName};
 use flotilla_actors::protocol::FleetStartArgs as StartOp;
 use serde::Deserialize;
@@ -35,6 +35,8 @@ struct FleetFile {
     hosts: Vec<String>,
     #[serde(default)]
     claims: Vec<String>,
+    supervisor_permissions: Option<String>,
+    worker_permissions: Option<String>,
     budget: Option<PathBuf>,
     task: Option<String>,
     turn_timeout: Option<String>,
@@ -80,6 +82,17 @@ fn beside(file: Option<&Path>, path: PathBuf) -> PathBuf {
 fn cli_of(name: &str, what: &str) -> Result<CliKind> {
     name.parse()
         .map_err(|e: String| usage(format!("{what}: {e}"), "see `flotilla lane doctor`"))
+}
+
+/// A permission mode from the flag, else the fleet file, else `default`.
+fn permissions_of(flag: Option<Permissions>, file: &Option<String>) -> Result<Permissions> {
+    match (flag, file) {
+        (Some(mode), _) => Ok(mode),
+        (None, Some(name)) => name
+            .parse()
+            .map_err(|e: String| usage(e, "see `flotilla fleet start --help`")),
+        (None, None) => Ok(Permissions::Default),
+    }
 }
 
 fn lifecycle_of(name: &str) -> Result<Lifecycle> {
@@ -146,6 +159,9 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
     };
     let worker_fallback = pick(&a.worker_fallback, &f.worker_fallback);
     let supervisor_fallback = pick(&a.supervisor_fallback, &f.supervisor_fallback);
+    let supervisor_permissions =
+        permissions_of(a.supervisor_permissions, &f.supervisor_permissions)?;
+    let worker_permissions = permissions_of(a.worker_permissions, &f.worker_permissions)?;
     let member = |cli: CliKind, cmd: &Option<String>, fallback: &Vec<String>| MemberSpec {
         cli,
         model: model.clone(),
@@ -157,6 +173,7 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
         fallback_models: fallback.clone(),
         host: None,
         claim: None,
+        permissions: Permissions::Default,
     };
     let hosts = hosts_of(pick(&a.hosts, &f.hosts))?;
     let claims = claims_of(pick(&a.claims, &f.claims), count)?;
@@ -164,6 +181,7 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
         .map(|i| MemberSpec {
             host: (!hosts.is_empty()).then(|| hosts[i % hosts.len()].clone()),
             claim: claims.get(i).cloned(),
+            permissions: worker_permissions,
             ..member(
                 worker_clis.get(i).copied().unwrap_or(last),
                 &worker_cmd,
@@ -221,7 +239,10 @@ pub(crate) fn request(a: FleetStartArgs) -> Result<StartOp> {
     };
     let spec = FleetSpec {
         name: check_name(&a.name)?,
-        supervisor: member(supervisor, &supervisor_cmd, &supervisor_fallback),
+        supervisor: MemberSpec {
+            permissions: supervisor_permissions,
+            ..member(supervisor, &supervisor_cmd, &supervisor_fallback)
+        },
         workers,
         lifecycle,
         dir: dir.display().to_string(),

@@ -134,6 +134,7 @@ pub(super) fn start_json(
         "args": args,
         "prompt": prompt,
         "claim": member.claim,
+        "permissions": member.permissions,
     })
 }
 

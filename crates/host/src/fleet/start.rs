@@ -98,13 +98,9 @@ async fn check_spec(state: &FleetsState, spec: &FleetSpec) -> Result<(), Control
     }
     crate::lanes::ensure_owner(&state.ctx, spec.as_peer.as_ref()).await?;
     super::remote::check_hosts(&state.ctx, spec).await?;
-    let claims: Vec<_> = spec
-        .workers
-        .iter()
-        .filter_map(|w| w.claim.clone())
-        .collect();
-    if !claims.is_empty() {
-        crate::governance::lanes::check_fleet_claims(&state.ctx, &spec.dir, &claims).await?;
+    let claimed: Vec<_> = spec.workers.iter().filter(|w| w.claim.is_some()).collect();
+    if !claimed.is_empty() {
+        crate::governance::lanes::check_fleet_claims(&state.ctx, &spec.dir, &claimed).await?;
     }
     for (role, member) in spec.members() {
         if member.host.is_none() && members::lane_of(&state.ctx, spec, &role).await.is_some() {

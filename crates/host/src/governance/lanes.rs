@@ -10,8 +10,9 @@
 
 use std::path::Path;
 
+use flotilla_actors::fleet::MemberSpec;
 use flotilla_actors::governance::{ClaimId, ClaimState, Entry, sandbox};
-use flotilla_actors::lane::{LanePhase, Permissions};
+use flotilla_actors::lane::{CliKind, LanePhase, Permissions};
 use flotilla_actors::protocol::{ControlError, ErrorCode, LaneStartArgs, LaneStartReply};
 use tokio::sync::OwnedMutexGuard;
 
@@ -44,14 +45,16 @@ pub(crate) async fn start(
     Ok(reply)
 }
 
-/// Checks a fleet's claims before it starts: each is an open claim of
-/// the repository at `dir`, its worktree is free, and all of them may be
-/// in flight at once under the policy's concurrency.
+/// Checks a fleet's claimed workers before it starts: each claim is an
+/// open claim of the repository at `dir` with a free worktree, each
+/// worker's mode is within the policy's ceiling and sandbox rule, and all
+/// the claims may be in flight at once under the policy's concurrency.
 pub(crate) async fn check_fleet_claims(
     ctx: &HostContext,
     dir: &str,
-    ids: &[ClaimId],
+    workers: &[&MemberSpec],
 ) -> Result<(), ControlError> {
+    let ids: Vec<ClaimId> = workers.iter().filter_map(|w| w.claim.clone()).collect();
     let repo = Repo::open(ctx, dir).await?;
     let top = repo.git.dir();
     if Path::new(dir).canonicalize().ok().as_deref() != top.canonicalize().ok().as_deref() {
@@ -65,11 +68,14 @@ pub(crate) async fn check_fleet_claims(
         .with_hint(format!("start the fleet with -C {}", top.display())));
     }
     let (board, _, _) = repo.board().await?;
-    for id in ids {
-        check_worktree_free(ctx, open_claim(&board, id)?).await?;
+    for worker in workers {
+        if let Some(id) = &worker.claim {
+            check_worktree_free(ctx, open_claim(&board, id)?).await?;
+            check_permissions(&repo, worker.cli, worker.permissions)?;
+        }
     }
     board
-        .may_start_all(ids, repo.policy.concurrency)
+        .may_start_all(&ids, repo.policy.concurrency)
         .map_err(|refusal| ControlError::new(ErrorCode::Conflict, refusal.to_string()))
 }
 
@@ -111,7 +117,7 @@ async fn prepare(
     let turn = ctx.repo_locks.lock(repo.git.dir()).await;
     let (board, _, _) = repo.board().await?;
     let claim = open_claim(&board, &id)?;
-    check_permissions(&repo, args)?;
+    check_permissions(&repo, args.cli, args.permissions)?;
     check_worktree_free(ctx, claim).await?;
     board
         .may_start(&id, repo.policy.concurrency)
@@ -143,8 +149,8 @@ impl ClaimLane {
     }
 }
 
-fn check_permissions(repo: &Repo, args: &LaneStartArgs) -> Result<(), ControlError> {
-    let cli = args.cli.as_str();
+fn check_permissions(repo: &Repo, kind: CliKind, mode: Permissions) -> Result<(), ControlError> {
+    let cli = kind.as_str();
     let ceiling = repo.policy.permissions_for(cli);
     let rank = |p: Permissions| {
         Permissions::ALL
@@ -152,13 +158,13 @@ fn check_permissions(repo: &Repo, args: &LaneStartArgs) -> Result<(), ControlErr
             .position(|q| *q == p)
             .unwrap_or(usize::MAX)
     };
-    if rank(args.permissions) > rank(ceiling) {
+    if rank(mode) > rank(ceiling) {
         return Err(ControlError::new(
             ErrorCode::Forbidden,
             format!(
                 "the policy allows a {cli} lane in a claim at most --permissions {}, not {}",
                 ceiling.as_str(),
-                args.permissions.as_str()
+                mode.as_str()
             ),
         )
         .with_hint(format!(
@@ -166,7 +172,7 @@ fn check_permissions(repo: &Repo, args: &LaneStartArgs) -> Result<(), ControlErr
         )));
     }
     let rule = repo.policy.sandbox_for(cli);
-    sandbox::check(args.cli, args.permissions, rule).map_err(|refusal| {
+    sandbox::check(kind, mode, rule).map_err(|refusal| {
         let off = format!("or set [cli.{cli}] sandbox = \"off\" in your own policy.toml");
         let hint = match refusal.confined {
             Some(mode) if rank(mode) > rank(ceiling) => format!(
