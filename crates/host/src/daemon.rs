@@ -9,6 +9,7 @@
 //! everything queued, and release the lock.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use flotilla_actors::names::HostName;
 use flotilla_actors::store::commit::CommitQueue;
@@ -127,7 +128,7 @@ pub async fn run(home: Home, mut options: DaemonOptions) -> Result<(), DaemonErr
         .or_else(|| config.name.clone())
         .unwrap_or_else(machine_host_name);
     crate::store_file::check(&home, options.new_store)?;
-    let store = Arc::new(Store::open(&home.store_file())?);
+    let store = Arc::new(open_store(&home.store_file()).await?);
     // Only now is this daemon the one: the store opens in one process only.
     lock.publish_pid()?;
     crate::store_file::record(&home)?;
@@ -165,6 +166,25 @@ pub async fn run(home: Home, mut options: DaemonOptions) -> Result<(), DaemonErr
     tracing::info!("daemon stopped");
     drop(lock);
     Ok(())
+}
+
+/// How long a start waits for a previous daemon of this home, which has
+/// let go of the lock but not yet of the store, to exit.
+const STORE_PATIENCE: Duration = Duration::from_secs(10);
+
+/// Opens the store. This daemon holds the home's lock, so the only other
+/// process that may have the store open is the daemon before it, still
+/// exiting (`restart`): that is waited for, up to [`STORE_PATIENCE`].
+async fn open_store(path: &std::path::Path) -> Result<Store, StoreError> {
+    let deadline = tokio::time::Instant::now() + STORE_PATIENCE;
+    loop {
+        match Store::open(path) {
+            Err(StoreError::Locked { .. }) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            opened => return opened,
+        }
+    }
 }
 
 /// Advertises this host over mDNS (`_flotilla-host._udp.local.`, TXT
