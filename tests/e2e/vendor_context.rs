@@ -164,6 +164,12 @@ fn reports_the_last_requests_share(cli: CliKind) {
         Some(expected),
         "{cli}: the roster's lane: {roster}"
     );
+    let status = rig.home.json(&["lane", "status", "c"]);
+    assert_eq!(
+        status["context_used_pct"].as_f64(),
+        Some(expected),
+        "{cli}: lane status: {status}"
+    );
     let events = events(&rig.home, "c");
     let last_usage = events.iter().rev().find(|e| e["type"] == "usage");
     assert_eq!(

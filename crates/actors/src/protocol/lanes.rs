@@ -178,6 +178,10 @@ pub struct LaneView {
     /// the hold ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_by: Option<String>,
+    /// How full the CLI's context was at the end of the last turn, when
+    /// the CLI tells (as the roster has it).
+    #[serde(default)]
+    pub context_used_pct: Option<f64>,
 }
 
 /// Reply of `lane.list`.

@@ -269,6 +269,7 @@ impl LaneState {
             created_at: r.created_at,
             finished_at: r.finished_at,
             held_by: self.hold.as_ref().map(|h| h.holder.name.clone()),
+            context_used_pct: r.last_result.as_ref().and_then(|t| t.context_used_pct),
         }
     }
 

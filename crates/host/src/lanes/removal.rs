@@ -208,6 +208,7 @@ mod tests {
             created_at: Timestamp(1_000),
             finished_at: finished.map(Timestamp),
             held_by: None,
+            context_used_pct: None,
         }
     }
 
