@@ -156,6 +156,11 @@ fn a_fleet_whose_claims_break_a_rule_starts_nothing() {
     assert!(v["error"].to_string().contains("two workers"), "{v}");
     let (c, v) = start(&["--claim", "no-such"]);
     assert_eq!(c, 4, "{v}");
+    let (c, v) = start(&["--claim", "Not An Id"]);
+    assert_eq!(c, 2, "{v}");
+    assert!(v["error"].to_string().contains("not a claim id"), "{v}");
+    let (c, v) = start(&["--claim", "fix-a", "--claim", "fix-b", "--claim", "fix-c"]);
+    assert_eq!(c, 2, "three claims for two workers: {v}");
     let (c, v) = start(&["--claim", "fix-a", "--worker-permissions", "bypass"]);
     assert_eq!(
         c, 5,
