@@ -64,7 +64,8 @@ fn start_fleet(home: &TestHome) -> std::path::PathBuf {
     dir
 }
 
-/// What the pane titled `role` shows now, wrapped lines joined.
+/// What the pane titled `role` has shown, its scrolled-off history
+/// included, wrapped lines joined.
 fn capture(tmux: &PrivateTmux, role: &str) -> String {
     let panes = tmux.run(&["list-panes", "-a", "-F", "#{pane_id} #{pane_title}"]);
     let Some(id) = panes
@@ -73,7 +74,28 @@ fn capture(tmux: &PrivateTmux, role: &str) -> String {
     else {
         return String::new();
     };
-    tmux.run(&["capture-pane", "-p", "-J", "-t", id])
+    tmux.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", id])
+}
+
+/// Waits (at most `timeout`) until the pane titled `role` has shown
+/// `needle`; on timeout, panics with what every pane holds.
+fn wait_for_pane(tmux: &PrivateTmux, role: &str, needle: &str, timeout: Duration) {
+    let deadline = std::time::Instant::now() + timeout;
+    let mut pause = Duration::from_millis(2);
+    while std::time::Instant::now() < deadline {
+        if capture(tmux, role).contains(needle) {
+            return;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(100));
+    }
+    let panes: String = ["supervisor", "decisions", "worker-1", "worker-2"]
+        .iter()
+        .map(|r| format!("--- {r}:\n{}\n", capture(tmux, r)))
+        .collect();
+    panic!(
+        "timed out after {timeout:?} waiting for {role}'s pane to show {needle:?}; the panes:\n{panes}"
+    );
 }
 
 fn no_attach(home: &TestHome, tmux: &PrivateTmux) -> Value {
@@ -144,36 +166,26 @@ fn the_control_room_is_a_tmux_session_whose_panes_follow_the_members() {
     assert!(at("worker-2").1 > at("worker-1").1, "{listed}");
 
     // Live: the supervisor's plan, the dispatches, a worker's turn.
-    wait_until(
-        "the supervisor pane shows its plan",
+    wait_for_pane(&tmux, "supervisor", "write one.md", Duration::from_secs(30));
+    wait_for_pane(
+        &tmux,
+        "decisions",
+        "dispatch two to worker-2",
         Duration::from_secs(30),
-        || capture(&tmux, "supervisor").contains("write one.md"),
     );
-    wait_until(
-        "the decisions pane shows the dispatch",
-        Duration::from_secs(30),
-        || capture(&tmux, "decisions").contains("dispatch two to worker-2"),
-    );
-    wait_until(
-        "worker-2's pane shows its turn",
-        Duration::from_secs(30),
-        || capture(&tmux, "worker-2").contains("turn.started"),
-    );
+    wait_for_pane(&tmux, "worker-2", "turn.started", Duration::from_secs(30));
 
     // A second call finds the session.
     assert_eq!(no_attach(&home, &tmux)["created"], false);
 
     std::fs::write(dir.join("go"), "").expect("go");
-    wait_until(
-        "the decisions pane shows the end",
+    wait_for_pane(
+        &tmux,
+        "decisions",
+        "the task is completed",
         Duration::from_secs(60),
-        || capture(&tmux, "decisions").contains("the task is completed"),
     );
-    wait_until(
-        "worker-1's pane shows its reply",
-        Duration::from_secs(30),
-        || capture(&tmux, "worker-1").contains("wrote one.md"),
-    );
+    wait_for_pane(&tmux, "worker-1", "wrote one.md", Duration::from_secs(30));
 
     // The plain follow (stdout is no terminal): everything, interleaved
     // in time order, each line named by its source; exit 0, completed.

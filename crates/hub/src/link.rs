@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use flotilla_actors::federation::{
     Accepted, DEFAULT_MAX_FRAME, Frame, FramingError, HandshakeError, Hello, HostHandshake,
-    read_frame, write_frame,
+    read_body, read_frame, write_frame,
 };
 use tokio::time::{Instant, timeout_at};
 
@@ -281,6 +281,16 @@ impl HubSession {
     /// the stream.
     pub async fn recv(&mut self) -> Result<Frame, SessionError> {
         read_frame(&mut self.recv, DEFAULT_MAX_FRAME)
+            .await
+            .map_err(|e| self.failure(e))?
+            .ok_or(SessionError::Ended)
+    }
+
+    /// Receives the next frame's encoded body, undecoded, for a reader
+    /// that decodes only some frames (the benchmark's simulated hosts);
+    /// [`SessionError::Ended`] when the hub ended the stream.
+    pub async fn recv_body(&mut self) -> Result<Vec<u8>, SessionError> {
+        read_body(&mut self.recv, DEFAULT_MAX_FRAME)
             .await
             .map_err(|e| self.failure(e))?
             .ok_or(SessionError::Ended)

@@ -111,6 +111,11 @@ impl Outbound {
         })
     }
 
+    /// The largest frame this link takes.
+    pub fn max_frame(&self) -> usize {
+        self.max_frame
+    }
+
     /// The bound of the queue, in bytes.
     pub fn bound(&self) -> usize {
         self.bound

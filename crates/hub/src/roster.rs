@@ -13,9 +13,9 @@
 //! broadcast group the sender is in.
 //! Must not touch sockets, the store or the clock (callers pass `now`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
-use flotilla_actors::federation::{ForwardRefusal, RosterDelta, RosterPeer};
+use flotilla_actors::federation::{ForwardRefusal, RosterDelta};
 use flotilla_actors::model::{PeerRecord, Timestamp};
 use flotilla_actors::names::{GroupName, HostName, PeerId};
 
@@ -30,6 +30,8 @@ mod forget;
 mod policy;
 #[path = "roster_sent.rs"]
 mod sent;
+#[path = "roster_views.rs"]
+mod views;
 
 /// What the hub knows of one host.
 #[derive(Debug, Clone, Default)]
@@ -92,7 +94,7 @@ pub struct HubRoster {
     /// Every host the hub has heard of.
     hosts: BTreeMap<HostName, HostEntry>,
     /// Group to the peers in it (private groups included).
-    groups: HashMap<GroupName, BTreeSet<PeerId>>,
+    groups: foldhash::HashMap<GroupName, BTreeSet<PeerId>>,
     /// What each linked host was last told it may see.
     sent: sent::SentViews,
     /// Memberships in other hosts' private groups that the hub created.
@@ -252,6 +254,7 @@ impl HubRoster {
         for peer in &old {
             self.unindex(peer);
         }
+        let groups_before: BTreeSet<GroupName> = old.iter().flat_map(|p| p.memberships()).collect();
         touched.extend(old);
         let entry = self.hosts.entry(host.clone()).or_default();
         for (record, dropped) in &upserts {
@@ -261,6 +264,10 @@ impl HubRoster {
                 false => entry.refused.insert(record.id.clone(), dropped.clone()),
             };
         }
+        let groups_after: BTreeSet<GroupName> = upserts
+            .iter()
+            .flat_map(|(record, _)| record.memberships())
+            .collect();
         for (record, _) in upserts {
             self.index(&record);
             touched.push(record);
@@ -269,139 +276,24 @@ impl HubRoster {
             origin: host.clone(),
             watchers: self.watchers(host, &touched),
             touched: touched.into_iter().map(|p| p.id).collect(),
-            origin_view: true,
+            // The same groups before and after (a host that sends its
+            // roster again on relinking): what the origin sees is as it was.
+            origin_view: groups_before != groups_after,
             refused,
         })
     }
 
     /// The hosts with a peer in a group of `peers`, `host` excluded.
     fn watchers(&self, host: &HostName, peers: &[PeerRecord]) -> BTreeSet<HostName> {
-        peers
+        let hosts: BTreeSet<&HostName> = peers
             .iter()
             .flat_map(|p| p.memberships())
             .filter_map(|g| self.groups.get(&g))
             .flatten()
-            .map(|id| id.host.clone())
-            .filter(|h| h != host)
-            .collect()
-    }
-
-    /// The peers of other hosts that share a group with a peer of `host`.
-    pub fn view_for(&self, host: &HostName) -> BTreeMap<PeerId, RosterPeer> {
-        let Some(entry) = self.hosts.get(host) else {
-            return BTreeMap::new();
-        };
-        let mut view = BTreeMap::new();
-        for group in entry.peers.values().flat_map(|p| p.memberships()) {
-            for id in self.groups.get(&group).into_iter().flatten() {
-                if id.host == *host || view.contains_key(id) {
-                    continue;
-                }
-                if let Some((record, online)) = self
-                    .hosts
-                    .get(&id.host)
-                    .and_then(|h| h.peers.get(id).map(|p| (p, h.online)))
-                {
-                    let peer = RosterPeer {
-                        record: record.clone(),
-                        online,
-                    };
-                    view.insert(id.clone(), peer);
-                }
-            }
-        }
-        view
-    }
-
-    /// The whole view for a host whose link just came up.
-    pub fn reset_view(&mut self, host: &HostName) -> RosterDelta {
-        let view = self.view_for(host);
-        self.sent.replace(host, &view);
-        let upserts = view.into_values().collect();
-        RosterDelta {
-            reset: true,
-            upserts,
-            removed: Vec::new(),
-        }
-    }
-
-    /// A peer as `viewer` may see it now, if it may.
-    fn seen_by(&self, viewer: &HostName, id: &PeerId) -> Option<RosterPeer> {
-        let owner = self.hosts.get(&id.host)?;
-        let peer = owner.peers.get(id)?;
-        let sees = self
-            .hosts
-            .get(viewer)?
-            .peers
-            .values()
-            .any(|v| v.shares_group_with(peer));
-        sees.then(|| RosterPeer {
-            record: peer.clone(),
-            online: owner.online,
-        })
-    }
-
-    /// What each linked host must be told after `change`: for the watchers,
-    /// only the touched peers are looked at again (so a change costs its
-    /// size times the hosts that see it, not the whole federation); the
-    /// origin's own view is recomputed when its groups may have changed.
-    pub fn view_deltas(&mut self, change: &Change) -> Vec<(HostName, RosterDelta)> {
-        let mut out = Vec::new();
-        for host in &change.watchers {
-            if *host == change.origin || !self.sent.has(host) {
-                continue;
-            }
-            let now: Vec<(PeerId, Option<RosterPeer>)> = change
-                .touched
-                .iter()
-                .map(|id| (id.clone(), self.seen_by(host, id)))
-                .collect();
-            let mut delta = RosterDelta {
-                reset: false,
-                upserts: Vec::new(),
-                removed: Vec::new(),
-            };
-            for (id, seen) in now {
-                match seen {
-                    Some(p) if self.sent.tell(host, &p) => delta.upserts.push(p),
-                    Some(_) => {}
-                    None if self.sent.hide(host, &id) => delta.removed.push(id),
-                    None => {}
-                }
-            }
-            if !delta.upserts.is_empty() || !delta.removed.is_empty() {
-                out.push((host.clone(), delta));
-            }
-        }
-        if change.origin_view
-            && let Some(delta) = self.recompute(&change.origin)
-        {
-            out.push((change.origin.clone(), delta));
-        }
-        out
-    }
-
-    /// The whole view of a linked host again, as a diff with what it was
-    /// told.
-    fn recompute(&mut self, host: &HostName) -> Option<RosterDelta> {
-        let before = self.sent.told(host)?;
-        let after = self.view_for(host);
-        let removed: Vec<PeerId> = before
-            .into_iter()
-            .filter(|id| !after.contains_key(id))
+            .map(|id| &id.host)
+            .filter(|h| *h != host)
             .collect();
-        let upserts: Vec<RosterPeer> = after
-            .into_values()
-            .filter(|p| self.sent.tell(host, p))
-            .collect();
-        for id in &removed {
-            self.sent.hide(host, id);
-        }
-        (!upserts.is_empty() || !removed.is_empty()).then_some(RosterDelta {
-            reset: false,
-            upserts,
-            removed,
-        })
+        hosts.into_iter().cloned().collect()
     }
 }
 

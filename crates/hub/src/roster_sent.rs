@@ -5,18 +5,30 @@
 //! A changed fingerprint means the host must hear of the peer again. Pure
 //! bookkeeping; the roster decides what a host may see.
 
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{Hash, Hasher};
+use std::collections::BTreeMap;
+use std::hash::{BuildHasher, Hash, Hasher};
 
 use flotilla_actors::federation::RosterPeer;
+use flotilla_actors::model::PeerRecord;
 use flotilla_actors::names::{HostName, PeerId};
 
-/// A peer as sent: 64 bits of SipHash with fixed keys (stable within a
-/// run, which is all a comparison with what was sent needs), as two words
-/// so that an entry packs into 12 bytes.
+/// The seed of [`fingerprint`]'s hash.
+const FINGERPRINT_SEED: u64 = 0x666c_6f74_696c_6c61;
+
+/// A peer as sent: 64 bits of foldhash with a fixed seed (stable within a
+/// run, which is all a comparison with what was sent needs; a collision
+/// would only leave one host's view of one peer stale until it changes
+/// again), as two words so that an entry packs into 12 bytes.
 pub(crate) fn fingerprint(peer: &RosterPeer) -> [u32; 2] {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    peer.hash(&mut hasher);
+    fingerprint_of(&peer.record, peer.online)
+}
+
+/// [`fingerprint`] of a peer not (yet) made into a [`RosterPeer`]: the
+/// hub works out what changed before it clones anything.
+pub(crate) fn fingerprint_of(record: &PeerRecord, online: bool) -> [u32; 2] {
+    let mut hasher = foldhash::fast::FixedState::with_seed(FINGERPRINT_SEED).build_hasher();
+    record.hash(&mut hasher);
+    online.hash(&mut hasher);
     let h = hasher.finish();
     [(h >> 32) as u32, h as u32]
 }
@@ -24,14 +36,14 @@ pub(crate) fn fingerprint(peer: &RosterPeer) -> [u32; 2] {
 /// The views sent to linked hosts.
 #[derive(Debug, Default)]
 pub(crate) struct SentViews {
-    views: HashMap<HostName, HashMap<u32, [u32; 2]>>,
+    views: foldhash::HashMap<HostName, foldhash::HashMap<u32, [u32; 2]>>,
     /// The number of each peer that is or was in some view, and back.
-    numbers: HashMap<PeerId, u32>,
+    numbers: foldhash::HashMap<PeerId, u32>,
     ids: Vec<PeerId>,
 }
 
 impl SentViews {
-    fn number(&mut self, id: &PeerId) -> u32 {
+    pub(crate) fn number(&mut self, id: &PeerId) -> u32 {
         if let Some(n) = self.numbers.get(id) {
             return *n;
         }
@@ -64,13 +76,22 @@ impl SentViews {
         self.views.contains_key(host)
     }
 
-    /// Records that `host` now sees `peer` as it is; `false` if it was
-    /// told exactly that already.
-    pub(crate) fn tell(&mut self, host: &HostName, peer: &RosterPeer) -> bool {
-        let print = fingerprint(peer);
-        let n = self.number(&peer.record.id);
-        let view = self.views.entry(host.clone()).or_default();
+    /// Records that `host` now sees peer `n` as fingerprinted; `false` if
+    /// it was told exactly that already. The caller numbers and
+    /// fingerprints a peer once for every host a change is told to.
+    pub(crate) fn tell_numbered(&mut self, host: &HostName, n: u32, print: [u32; 2]) -> bool {
+        let view = match self.views.get_mut(host) {
+            Some(view) => view,
+            None => self.views.entry(host.clone()).or_default(),
+        };
         view.insert(n, print) != Some(print)
+    }
+
+    /// [`hide`](Self::hide) of a peer by its number.
+    pub(crate) fn hide_numbered(&mut self, host: &HostName, n: u32) -> bool {
+        self.views
+            .get_mut(host)
+            .is_some_and(|v| v.remove(&n).is_some())
     }
 
     /// Records that `host` no longer sees `id`; `false` if it did not.

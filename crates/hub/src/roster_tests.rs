@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::grants::SessionGrants;
-use flotilla_actors::federation::Forward;
+use flotilla_actors::federation::{Forward, RosterPeer};
 use flotilla_actors::model::{Message, PeerKind};
 use flotilla_actors::names::MessageId;
 
@@ -355,6 +355,73 @@ fn incremental_views_always_equal_a_full_recomputation() {
             assert_eq!(*view, r.view_for(viewer), "step {step}, viewer {viewer}");
         }
     }
+}
+
+#[test]
+fn a_peer_in_a_private_group_is_told_to_its_owner_and_the_owner_to_it() {
+    let mut r = roster();
+    let lead = PeerId::parse("laptop/lead").expect("id");
+    let lane = PeerId::parse("mac/helper").expect("id");
+    r.grant(lane.clone(), GroupName::session(&lead));
+    let joined = RosterDelta {
+        reset: false,
+        upserts: vec![peer("mac/helper", &["session:laptop/lead"])],
+        removed: Vec::new(),
+    };
+    let change = r.apply(&host("mac"), &joined).expect("granted");
+    let deltas = r.view_deltas(&change);
+    let told = |h: &str| -> Vec<String> {
+        deltas
+            .iter()
+            .filter(|(to, _)| *to == host(h))
+            .flat_map(|(_, d)| d.upserts.iter().map(|p| p.record.id.to_string()))
+            .collect()
+    };
+    assert_eq!(told("laptop"), ["mac/helper"], "{deltas:?}");
+    assert!(told("work").is_empty(), "{deltas:?}");
+    assert_eq!(told("mac"), ["laptop/lead"], "{deltas:?}");
+}
+
+#[test]
+fn hosts_told_the_same_change_share_one_delta() {
+    let mut r = roster();
+    r.set_online(&host("desk"), true, None, Timestamp(1));
+    r.reset_view(&host("desk"));
+    r.apply(&host("desk"), &reset(vec![peer("desk/watch", &["proj"])]))
+        .expect("desk");
+    let joined = RosterDelta {
+        reset: false,
+        upserts: vec![peer("mac/newcomer", &["proj"])],
+        removed: Vec::new(),
+    };
+    let change = r.apply(&host("mac"), &joined).expect("own");
+    let grouped = r.grouped_view_deltas(&change);
+    let shared: Vec<&Vec<HostName>> = grouped
+        .iter()
+        .filter(|(_, d)| {
+            d.upserts
+                .iter()
+                .any(|p| p.record.id.to_string() == "mac/newcomer")
+        })
+        .map(|(hosts, _)| hosts)
+        .collect();
+    assert_eq!(
+        shared,
+        [&vec![host("desk"), host("laptop"), host("work")]],
+        "{grouped:?}"
+    );
+}
+
+#[test]
+fn a_roster_sent_again_unchanged_tells_nobody_anything() {
+    let mut r = roster();
+    let again = reset(vec![peer("work/builder", &["proj"])]);
+    let change = r.apply(&host("work"), &again).expect("work");
+    assert!(
+        !change.origin_view,
+        "the same groups: work's own view is as it was"
+    );
+    assert!(r.view_deltas(&change).is_empty());
 }
 
 #[path = "roster_policy_tests.rs"]

@@ -91,6 +91,19 @@ pub async fn read_sized<T: DeserializeOwned, R: AsyncRead + Unpin>(
     reader: &mut R,
     limit: usize,
 ) -> Result<Option<(T, usize)>, FramingError> {
+    let Some(body) = read_body(reader, limit).await? else {
+        return Ok(None);
+    };
+    Ok(Some((codec::decode(&body, limit)?, 4 + body.len())))
+}
+
+/// Reads one value's encoded body (at most `limit` bytes) without decoding
+/// it, for a reader that decodes only some (decode it with
+/// [`codec::decode`]). `Ok(None)` when the stream ended cleanly.
+pub async fn read_body<R: AsyncRead + Unpin>(
+    reader: &mut R,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, FramingError> {
     let mut header = [0u8; 4];
     let first = reader.read(&mut header).await?;
     if first == 0 {
@@ -113,7 +126,7 @@ pub async fn read_sized<T: DeserializeOwned, R: AsyncRead + Unpin>(
         .read_exact(&mut body)
         .await
         .map_err(eof_is_truncation)?;
-    Ok(Some((codec::decode(&body, limit)?, 4 + body.len())))
+    Ok(Some(body))
 }
 
 /// Writes one frame, refusing one over `limit` bytes (the peer would refuse

@@ -38,7 +38,7 @@ pub use frames::{
     RosterDelta, RosterPeer,
 };
 pub use framing::{
-    DEFAULT_MAX_FRAME, FramingError, encode_message, message_frame_size, read_frame, read_message,
-    read_sized, write_frame, write_message,
+    DEFAULT_MAX_FRAME, FramingError, encode_message, message_frame_size, read_body, read_frame,
+    read_message, read_sized, write_frame, write_message,
 };
 pub use handshake::{Accepted, HandshakeError, HostHandshake, HubHandshake, Refusal};

@@ -380,8 +380,33 @@ impl CoreState {
 
     /// Sends each linked host the changes of its view after `change`.
     fn tell(&mut self, change: &Change) {
-        for (host, delta) in self.roster.view_deltas(change) {
-            self.send(&host, Frame::RosterDelta(delta));
+        for (hosts, delta) in self.roster.grouped_view_deltas(change) {
+            self.send_to_all(&hosts, &Frame::RosterDelta(delta));
+        }
+    }
+
+    /// Sends one frame to several hosts, encoded once.
+    fn send_to_all(&self, hosts: &[HostName], frame: &Frame) {
+        let mut encoded: Option<(usize, Vec<u8>)> = None;
+        for host in hosts {
+            let Some(link) = self.links.get(host) else {
+                continue;
+            };
+            let bytes = match &encoded {
+                Some((max, bytes)) if *max == link.tx.max_frame() => Ok(bytes.clone()),
+                _ => link.tx.encode(frame),
+            };
+            let sent = bytes.and_then(|bytes| {
+                encoded = Some((link.tx.max_frame(), bytes.clone()));
+                link.tx.send_encoded(bytes)
+            });
+            match sent {
+                Ok(()) => {}
+                Err(OutboundError::Closed) => {
+                    tracing::debug!(%host, kind = frame.kind(), "not sent: the link has ended")
+                }
+                Err(e) => tracing::warn!(%host, kind = frame.kind(), "not sent: {e}"),
+            }
         }
     }
 

@@ -1,0 +1,226 @@
+//! What each linked host may see, and what it must be told after a change:
+//! the views part of [`HubRoster`]. A change is looked at once (each
+//! touched peer looked up, numbered and fingerprinted once, not once per
+//! host that sees it), and hosts that must be told the same thing get one
+//! delta together, so the hub encodes it once.
+//! Must not touch sockets, the store or the clock.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use flotilla_actors::federation::{RosterDelta, RosterPeer};
+use flotilla_actors::model::PeerRecord;
+use flotilla_actors::names::{GroupName, HostName, PeerId};
+
+use super::sent::fingerprint_of;
+use super::{Change, HostEntry, HubRoster};
+
+/// What a host is told of one touched peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Told {
+    Nothing,
+    Upsert,
+    Removed,
+}
+
+/// A peer a change touched, as it is now.
+struct Touched<'a> {
+    id: &'a PeerId,
+    number: u32,
+    /// Its record, whether its host is linked, and their fingerprint;
+    /// `None` once it is gone.
+    now: Option<(&'a PeerRecord, bool, [u32; 2])>,
+    /// The hosts with a peer that shares a group with it now.
+    seers: foldhash::HashSet<&'a HostName>,
+}
+
+impl HubRoster {
+    /// The peers of other hosts that share a group with a peer of `host`.
+    pub fn view_for(&self, host: &HostName) -> BTreeMap<PeerId, RosterPeer> {
+        view_refs(&self.hosts, &self.groups, host)
+            .into_iter()
+            .map(|(id, (record, online))| {
+                let peer = RosterPeer {
+                    record: record.clone(),
+                    online,
+                };
+                (id.clone(), peer)
+            })
+            .collect()
+    }
+
+    /// The whole view for a host whose link just came up.
+    pub fn reset_view(&mut self, host: &HostName) -> RosterDelta {
+        let view = self.view_for(host);
+        self.sent.replace(host, &view);
+        let upserts = view.into_values().collect();
+        RosterDelta {
+            reset: true,
+            upserts,
+            removed: Vec::new(),
+        }
+    }
+
+    /// What each linked host must be told after `change`, a delta per
+    /// host (see [`HubRoster::grouped_view_deltas`]).
+    pub fn view_deltas(&mut self, change: &Change) -> Vec<(HostName, RosterDelta)> {
+        self.grouped_view_deltas(change)
+            .into_iter()
+            .flat_map(|(hosts, delta)| hosts.into_iter().map(move |h| (h, delta.clone())))
+            .collect()
+    }
+
+    /// What the linked hosts must be told after `change`, each delta with
+    /// every host that must be told exactly it: for the watchers, only the
+    /// touched peers are looked at again (so a change costs its size times
+    /// the hosts that see it, not the whole federation); the origin's own
+    /// view is recomputed when its groups may have changed.
+    pub fn grouped_view_deltas(&mut self, change: &Change) -> Vec<(Vec<HostName>, RosterDelta)> {
+        let mut by_told: BTreeMap<Vec<Told>, Vec<HostName>> = BTreeMap::new();
+        let touched: Vec<Touched<'_>> = change
+            .touched
+            .iter()
+            .map(|id| {
+                let now = self.hosts.get(&id.host).and_then(|h| {
+                    let p = h.peers.get(id)?;
+                    Some((p, h.online, fingerprint_of(p, h.online)))
+                });
+                let seers = match now {
+                    Some((record, ..)) => seers(&self.groups, record),
+                    None => foldhash::HashSet::default(),
+                };
+                Touched {
+                    id,
+                    number: self.sent.number(id),
+                    now,
+                    seers,
+                }
+            })
+            .collect();
+        for host in &change.watchers {
+            if *host == change.origin || !self.sent.has(host) {
+                continue;
+            }
+            let told: Vec<Told> = touched
+                .iter()
+                .map(|t| {
+                    let sees = t.now.filter(|_| t.seers.contains(host));
+                    match sees {
+                        Some((.., print)) if self.sent.tell_numbered(host, t.number, print) => {
+                            Told::Upsert
+                        }
+                        Some(_) => Told::Nothing,
+                        None if self.sent.hide_numbered(host, t.number) => Told::Removed,
+                        None => Told::Nothing,
+                    }
+                })
+                .collect();
+            if told.iter().any(|t| *t != Told::Nothing) {
+                by_told.entry(told).or_default().push(host.clone());
+            }
+        }
+        let mut out: Vec<(Vec<HostName>, RosterDelta)> = by_told
+            .into_iter()
+            .map(|(told, hosts)| (hosts, delta_of(&touched, &told)))
+            .collect();
+        if change.origin_view
+            && let Some(delta) = self.recompute(&change.origin)
+        {
+            out.push((vec![change.origin.clone()], delta));
+        }
+        out
+    }
+
+    /// The whole view of a linked host again, as a diff with what it was
+    /// told; only what changed is cloned.
+    fn recompute(&mut self, host: &HostName) -> Option<RosterDelta> {
+        let before = self.sent.told(host)?;
+        let after = view_refs(&self.hosts, &self.groups, host);
+        let removed: Vec<PeerId> = before
+            .into_iter()
+            .filter(|id| !after.contains_key(id))
+            .collect();
+        let mut upserts = Vec::new();
+        for (id, (record, online)) in after {
+            let n = self.sent.number(id);
+            if self
+                .sent
+                .tell_numbered(host, n, fingerprint_of(record, online))
+            {
+                let record = record.clone();
+                upserts.push(RosterPeer { record, online });
+            }
+        }
+        for id in &removed {
+            self.sent.hide(host, id);
+        }
+        (!upserts.is_empty() || !removed.is_empty()).then_some(RosterDelta {
+            reset: false,
+            upserts,
+            removed,
+        })
+    }
+}
+
+/// The peers of other hosts that share a group with a peer of `host`,
+/// borrowed, with whether their host is linked.
+fn view_refs<'a>(
+    hosts: &'a BTreeMap<HostName, HostEntry>,
+    groups: &'a foldhash::HashMap<GroupName, BTreeSet<PeerId>>,
+    host: &HostName,
+) -> foldhash::HashMap<&'a PeerId, (&'a PeerRecord, bool)> {
+    let mut view = foldhash::HashMap::default();
+    let Some(entry) = hosts.get(host) else {
+        return view;
+    };
+    let theirs: BTreeSet<GroupName> = entry.peers.values().flat_map(|p| p.memberships()).collect();
+    for group in &theirs {
+        for id in groups.get(group).into_iter().flatten() {
+            if id.host == *host || view.contains_key(id) {
+                continue;
+            }
+            if let Some(seen) = hosts
+                .get(&id.host)
+                .and_then(|h| h.peers.get(id).map(|p| (p, h.online)))
+            {
+                view.insert(id, seen);
+            }
+        }
+    }
+    view
+}
+
+/// The hosts with a peer that shares a group with `peer`: the members of
+/// its groups (its private group included), found through the index. A
+/// peer in one of `peer`'s groups is in that group's index entry, and a
+/// peer whose private group `peer` is in has that group among its own
+/// memberships, so both ways of sharing a group are found.
+fn seers<'a>(
+    groups: &'a foldhash::HashMap<GroupName, BTreeSet<PeerId>>,
+    peer: &PeerRecord,
+) -> foldhash::HashSet<&'a HostName> {
+    peer.memberships()
+        .filter_map(|g| groups.get(&g))
+        .flatten()
+        .map(|id| &id.host)
+        .collect()
+}
+
+/// The delta that tells `told` of the `touched` peers.
+fn delta_of(touched: &[Touched<'_>], told: &[Told]) -> RosterDelta {
+    let mut delta = RosterDelta {
+        reset: false,
+        upserts: Vec::new(),
+        removed: Vec::new(),
+    };
+    for (t, told) in touched.iter().zip(told) {
+        match (told, t.now) {
+            (Told::Upsert, Some((record, online, _))) => delta.upserts.push(RosterPeer {
+                record: record.clone(),
+                online,
+            }),
+            (Told::Removed, _) => delta.removed.push(t.id.clone()),
+            _ => {}
+        }
+    }
+    delta
+}
