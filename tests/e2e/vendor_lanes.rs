@@ -455,8 +455,14 @@ fn a_session_that_is_gone_is_said_so_and_not_resumed_again(cli: CliKind) {
     }
     let resume = ["--json", "lane", "resume", "g", "--prompt", "two", "--wait"];
     let (code, v, err) = rig.run(&resume);
-    assert_eq!(code, 1, "{cli}: {v} {err}");
-    assert_eq!(v["error_class"], "session_not_found", "{cli}: {v}");
+    // What the CLI itself said, for a failure's message.
+    let said = std::fs::read_to_string(rig.home.path().join("state/lanes/g/turn-2/stderr"))
+        .unwrap_or_default();
+    assert_eq!(code, 1, "{cli}: {v} {err}\nthe CLI's stderr:\n{said}");
+    assert_eq!(
+        v["error_class"], "session_not_found",
+        "{cli}: {v}\nthe CLI's stderr:\n{said}"
+    );
     let (code, v, err) = rig.run(&resume);
     assert_eq!(code, 0, "{cli}: {v} {err}");
     assert!(v.to_string().contains("fresh answer"), "{cli}: {v}");

@@ -94,7 +94,9 @@ pub(crate) async fn run(dir: &Path, stdin_prompt: bool, argv: &[String]) -> Resu
             127
         }
     };
-    tokio::task::spawn_blocking(|| crate::shim_reaper::end_descendants(None)).await?;
+    if !crate::shim_reaper::childless() {
+        tokio::task::spawn_blocking(|| crate::shim_reaper::end_descendants(None)).await?;
+    }
     let tmp = dir.join("exit.tmp");
     flotilla_actors::private_file::write(&tmp, format!("{code}\n").as_bytes())?;
     std::fs::rename(&tmp, dir.join("exit"))?;

@@ -21,9 +21,33 @@ const GRACE: Duration = Duration::from_millis(500);
 /// Makes this process a child subreaper (Linux; elsewhere nothing).
 pub(crate) fn become_subreaper() {
     #[cfg(target_os = "linux")]
-    if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
-        tracing::debug!("cannot become a child subreaper: {e}");
+    match rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
+        Ok(()) => SUBREAPER.store(true, std::sync::atomic::Ordering::Release),
+        Err(e) => tracing::debug!("cannot become a child subreaper: {e}"),
     }
+}
+
+/// Whether [`become_subreaper`] took.
+#[cfg(target_os = "linux")]
+static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process, a child subreaper, has no child at all (none
+/// alive, none unreaped), so no descendant either: a descendant whose
+/// parent died was handed to this process, so every living descendant has
+/// a living child of this process above it. One system call instead of a
+/// walk over every process (most turns leave nothing behind).
+#[cfg(target_os = "linux")]
+pub(crate) fn childless() -> bool {
+    use rustix::process::{WaitId, WaitIdOptions, waitid};
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+    SUBREAPER.load(std::sync::atomic::Ordering::Acquire)
+        && matches!(waitid(WaitId::All, options), Err(rustix::io::Errno::CHILD))
+}
+
+/// Elsewhere there is no child subreaper: always walk.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn childless() -> bool {
+    false
 }
 
 /// `(pid, parent, process group)` of every process, from `/proc`.

@@ -402,19 +402,15 @@ impl LaneState {
             t.pid = Some(pid);
             t.pid_start = start;
         }
-        self.save().await;
+        let turn = self.current_turn();
+        let started = EventKind::Note {
+            text: format!("process started (pid {pid})"),
+        };
+        self.save_with(turn, vec![started], |_| ()).await;
         // On disk: the shim may run the command now.
         if let Some(c) = &self.connector {
             let _ = c.cast(ConnectorMsg::Go);
         }
-        let turn = self.current_turn();
-        self.log(
-            turn,
-            vec![EventKind::Note {
-                text: format!("process started (pid {pid})"),
-            }],
-        )
-        .await;
     }
 
     /// Output turned into events: the events and the offset they end at

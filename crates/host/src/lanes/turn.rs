@@ -83,7 +83,6 @@ pub(super) async fn begin(
     state.stopping = None;
     state.archive_after_turn = false;
     state.last_progress = Instant::now();
-    state.save().await;
     let mut kinds = Vec::new();
     if turn.turn == 1 {
         kinds.push(EventKind::LaneStarted {
@@ -113,7 +112,8 @@ pub(super) async fn begin(
         resume: turn.resume,
         pid: None,
     });
-    state.log(turn.turn, kinds).await;
+    // The record (the turn running) and its first events: one commit.
+    state.save_with(turn.turn, kinds, |_| ()).await;
     launch(state, myself, files, plan, connector).await;
     Ok(turn.turn)
 }
