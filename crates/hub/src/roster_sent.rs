@@ -96,12 +96,10 @@ impl SentViews {
 
     /// Records that `host` no longer sees `id`; `false` if it did not.
     pub(crate) fn hide(&mut self, host: &HostName, id: &PeerId) -> bool {
-        let Some(n) = self.numbers.get(id) else {
+        let Some(n) = self.numbers.get(id).copied() else {
             return false;
         };
-        self.views
-            .get_mut(host)
-            .is_some_and(|v| v.remove(n).is_some())
+        self.hide_numbered(host, n)
     }
 
     /// The peers `host` was told of, if it is linked.

@@ -289,14 +289,7 @@ impl CoreState {
         let Some(link) = self.links.get(host) else {
             return;
         };
-        match link.tx.send(&frame) {
-            Ok(()) => {}
-            // Ending: its LinkDown is on the way.
-            Err(OutboundError::Closed) => {
-                tracing::debug!(%host, kind = frame.kind(), "not sent: the link has ended")
-            }
-            Err(e) => tracing::warn!(%host, kind = frame.kind(), "not sent: {e}"),
-        }
+        log_unsent(host, &frame, link.tx.send(&frame));
     }
 
     fn link_up(&mut self, host: HostName, version: String, link: LinkHandle) {
@@ -400,13 +393,7 @@ impl CoreState {
                 encoded = Some((link.tx.max_frame(), bytes.clone()));
                 link.tx.send_encoded(bytes)
             });
-            match sent {
-                Ok(()) => {}
-                Err(OutboundError::Closed) => {
-                    tracing::debug!(%host, kind = frame.kind(), "not sent: the link has ended")
-                }
-                Err(e) => tracing::warn!(%host, kind = frame.kind(), "not sent: {e}"),
-            }
+            log_unsent(host, frame, sent);
         }
     }
 
@@ -475,5 +462,17 @@ impl CoreState {
             Ok(count) => tracing::debug!(count, "handled messages forgotten"),
             Err(e) => tracing::error!("cannot forget handled messages: {e}"),
         }
+    }
+}
+
+/// Logs a frame that could not be queued for `host`.
+fn log_unsent(host: &HostName, frame: &Frame, sent: Result<(), OutboundError>) {
+    match sent {
+        Ok(()) => {}
+        // Ending: its LinkDown is on the way.
+        Err(OutboundError::Closed) => {
+            tracing::debug!(%host, kind = frame.kind(), "not sent: the link has ended")
+        }
+        Err(e) => tracing::warn!(%host, kind = frame.kind(), "not sent: {e}"),
     }
 }
