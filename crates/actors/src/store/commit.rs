@@ -145,7 +145,7 @@ impl CommitQueue {
         let _ = self.tx.send(Cmd::Stop).await;
     }
 
-    async fn submit(
+    pub(super) async fn submit(
         &self,
         op: WriteOp,
     ) -> Result<oneshot::Receiver<Result<WriteDone, StoreError>>, StoreError> {
@@ -295,7 +295,7 @@ fn failed_write(e: &StoreError) -> String {
     format!("the store could not write ({e}); nothing of this was stored: see the daemon's log")
 }
 
-fn stopped() -> StoreError {
+pub(super) fn stopped() -> StoreError {
     StoreError::Rejected("the store is shutting down".into())
 }
 

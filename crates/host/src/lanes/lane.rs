@@ -287,13 +287,23 @@ impl LaneState {
         events: Vec<EventKind>,
         change: impl FnOnce(&mut LaneWrite),
     ) {
+        if let Err(e) = self.try_save_with(turn, events, change).await {
+            tracing::error!(lane = %self.record.spec.name, error = %e, "could not save the lane");
+        }
+    }
+
+    /// [`Self::save_with`], telling the caller when it could not.
+    pub(super) async fn try_save_with(
+        &self,
+        turn: u32,
+        events: Vec<EventKind>,
+        change: impl FnOnce(&mut LaneWrite),
+    ) -> Result<(), flotilla_actors::store::StoreError> {
         let mut w = LaneWrite::record(self.record.clone());
         w.turn = turn;
         w.events = events;
         change(&mut w);
-        if let Err(e) = self.ctx.commit.write_lane(w).await {
-            tracing::error!(lane = %self.record.spec.name, error = %e, "could not save the lane");
-        }
+        self.ctx.commit.write_lane(w).await.map(drop)
     }
 
     pub(super) async fn log(&self, turn: u32, kinds: Vec<EventKind>) -> Vec<LaneEvent> {

@@ -88,10 +88,19 @@ impl LaneState {
                 status.to_owned(),
                 said.unwrap_or_default(),
             );
-            let lane = self.record.spec.name.as_str();
-            if let Err(e) = self.ctx.commit.notice_sent(lane, turn).await {
-                tracing::error!(lane, error = %e, "could not record the owner's notice");
-                return;
+            // Queued, not waited for: the owner has the notice; a crash
+            // before this lands only sends it again (stored once).
+            let lane = self.record.spec.name.to_string();
+            match self.ctx.commit.submit_notice_sent(&lane, turn).await {
+                Ok(landed) => drop(tokio::spawn(async move {
+                    if let Err(e) = landed.await {
+                        tracing::error!(lane, error = %e, "could not record the owner's notice");
+                    }
+                })),
+                Err(e) => {
+                    tracing::error!(lane, error = %e, "could not record the owner's notice");
+                    return;
+                }
             }
             self.owed.remove(&turn);
         }

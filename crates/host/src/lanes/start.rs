@@ -35,12 +35,10 @@ impl LaneSupervisorState {
             .registry()
             .ok_or_else(|| ControlError::unavailable("the registry"))?;
         call(&registry, |r| RegistryMsg::PutLanePeer(peer.clone(), r)).await?;
+        // Stored with its first turn's begin, in that turn's commit: a
+        // crash before it leaves the peer alone, as a crash between two
+        // commits here always could.
         let record = LaneRecord::new(spec.clone(), Timestamp::now());
-        self.ctx
-            .commit
-            .put_lane(record.clone())
-            .await
-            .map_err(crate::registry::store_error)?;
         let (actor, _) = Actor::spawn_linked(
             None,
             lane::Lane,

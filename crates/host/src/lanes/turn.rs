@@ -112,8 +112,18 @@ pub(super) async fn begin(
         resume: turn.resume,
         pid: None,
     });
-    // The record (the turn running) and its first events: one commit.
-    state.save_with(turn.turn, kinds, |_| ()).await;
+    // The record (the turn running) and its first events: one commit. A
+    // lane's first turn is also where its record is first stored: one that
+    // cannot be stored does not run (the start is refused).
+    if let Err(e) = state.try_save_with(turn.turn, kinds, |_| ()).await {
+        if turn.turn == 1 {
+            state
+                .record
+                .finish_turn(state.result(Outcome::default(), None));
+            return Err(crate::registry::store_error(e));
+        }
+        tracing::error!(lane = %spec.name, error = %e, "could not save the lane");
+    }
     launch(state, myself, files, plan, connector).await;
     Ok(turn.turn)
 }
