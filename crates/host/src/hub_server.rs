@@ -357,6 +357,12 @@ pub async fn roster(home: &Home) -> Result<HubRosterReply, HubServerError> {
     Ok(control::roster(&hub_socket(home)).await?)
 }
 
+/// [`roster`] as the hub wrote it (`flotilla.hub-roster.v1`), not read
+/// into types: for `hub roster --json`, which only prints it.
+pub async fn roster_json(home: &Home) -> Result<Box<serde_json::value::RawValue>, HubServerError> {
+    Ok(control::roster_json(&hub_socket(home)).await?)
+}
+
 /// Advertises the hub over mDNS (`_flotilla-hub._udp.local.`, TXT `fp`,
 /// `name`, `v`) on the port it is bound to, at the addresses it listens on.
 /// A failure is logged, not fatal: hosts can still be given the address.

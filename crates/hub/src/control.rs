@@ -105,6 +105,22 @@ async fn answer(stream: UnixStream, core: CoreRef) -> Result<(), HubControlError
 
 /// Asks the hub at `path` for its roster.
 pub async fn roster(path: &Path) -> Result<HubRosterReply, HubControlError> {
+    Ok(serde_json::from_str(roster_json(path).await?.get())?)
+}
+
+/// The answer with the roster as the hub wrote it, checked as JSON but not
+/// read into types (a roster of 1,000 hosts is megabytes).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum RawAnswer {
+    Roster(Box<serde_json::value::RawValue>),
+    Error(String),
+}
+
+/// Asks the hub at `path` for its roster and returns it as the hub wrote
+/// it (a `flotilla.hub-roster.v1` object, compact JSON): for a caller that
+/// only passes it on.
+pub async fn roster_json(path: &Path) -> Result<Box<serde_json::value::RawValue>, HubControlError> {
     let stream = UnixStream::connect(path)
         .await
         .map_err(|source| HubControlError::NotRunning {
@@ -121,7 +137,7 @@ pub async fn roster(path: &Path) -> Result<HubRosterReply, HubControlError> {
         .map_err(|_| HubControlError::Refused("no answer in time".into()))??
         .unwrap_or_default();
     match serde_json::from_str(&line)? {
-        HubAnswer::Roster(r) => Ok(r),
-        HubAnswer::Error(e) => Err(HubControlError::Refused(e)),
+        RawAnswer::Roster(r) => Ok(r),
+        RawAnswer::Error(e) => Err(HubControlError::Refused(e)),
     }
 }

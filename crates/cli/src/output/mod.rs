@@ -78,6 +78,17 @@ pub(crate) fn json<T: Serialize>(value: &T) -> Result<(), StdoutError> {
     outln!("{text}")
 }
 
+/// Prints JSON that arrived as text (a reply passed on unread) as [`json`]
+/// prints a value: re-indented token by token, never read into types.
+pub(crate) fn json_text(text: &serde_json::value::RawValue) -> Result<(), StdoutError> {
+    let mut pretty = Vec::with_capacity(text.get().len() * 2);
+    let mut from = serde_json::Deserializer::from_str(text.get());
+    serde_transcode::transcode(&mut from, &mut serde_json::Serializer::pretty(&mut pretty))?;
+    let pretty =
+        String::from_utf8(pretty).map_err(|e| StdoutError::Failed(std::io::Error::other(e)))?;
+    outln!("{pretty}")
+}
+
 /// Prints `value` as [`json`] does, with `"schema": schema_id` first when
 /// its type carries no schema id of its own (a reply shared by several ops,
 /// or an event line): every `--json` shape names its schema (docs/schemas/).
