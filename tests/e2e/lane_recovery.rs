@@ -180,39 +180,3 @@ fn a_deadline_holds_across_a_daemon_crash() {
         !running_with(&format!("sleep {sleeper}"))
     });
 }
-
-/// Issue 13, point 8: a daemon that crashed at a turn's start (the shim
-/// spawned, its pid not yet on disk) left the command running unknown to
-/// the restarted daemon, and a `resume` ran a second turn beside it. The
-/// shim now runs nothing before the daemon's go, given once its pid is on
-/// disk: without it (the daemon's end of the pipe closed), nothing runs.
-#[test]
-fn a_shim_runs_nothing_before_the_daemons_go() {
-    let home = TestHome::new();
-    let dir = home.path().join("turn");
-    std::fs::create_dir_all(&dir).expect("dir");
-    let mark = home.path().join("ran");
-    let script = format!("touch '{}'", mark.display());
-    let args = [
-        "lane-shim",
-        "--gated",
-        "--dir",
-        dir.to_str().expect("utf-8"),
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ];
-    let crashed = home.run_with_stdin(&args, b"");
-    assert_eq!(crashed.status.code(), Some(0));
-    assert!(!mark.exists(), "ran without the go");
-    assert!(!dir.join("exit").exists(), "no exit code: no turn ran");
-
-    let given = home.run_with_stdin(&args, b"g");
-    assert_eq!(given.status.code(), Some(0));
-    assert!(mark.exists(), "runs once the go is given");
-    assert_eq!(
-        std::fs::read_to_string(dir.join("exit")).expect("exit"),
-        "0\n"
-    );
-}

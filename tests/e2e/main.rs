@@ -47,6 +47,7 @@ mod lane_reaping;
 mod lane_recovery;
 mod lane_restarts;
 mod lane_results;
+mod lane_shim;
 mod lane_usage;
 mod lanes;
 mod logs;

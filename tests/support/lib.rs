@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 /// The `flotilla` binary: `FLOTILLA_BIN`, else built once by cargo into this
-/// workspace's target directory.
+/// workspace's target directory, with `flotilla-lane-shim` beside it.
 pub fn flotilla_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
@@ -39,6 +39,9 @@ pub fn flotilla_bin() -> PathBuf {
             "flotilla-cli",
             "--bin",
             "flotilla",
+            // The lane shim the daemon starts beside it.
+            "--bin",
+            "flotilla-lane-shim",
         ]);
         if profile_dir.ends_with("release") {
             build.arg("--release");

@@ -40,6 +40,21 @@ fn main() -> ExitCode {
             return exit::report_parse_error(&e, args::wants_json(std::env::args_os()));
         }
     };
+    if let args::Command::LaneShim {
+        dir,
+        stdin_prompt,
+        gated,
+        argv,
+    } = cli.command
+    {
+        // No runtime: the shim is plain threads (see `shim`).
+        return shim::main(&shim::ShimArgs {
+            dir,
+            stdin_prompt,
+            gated,
+            argv,
+        });
+    }
     let json = cli.json;
     hint::set_home(cli.home.as_deref());
     verbosity::set_quiet(cli.quiet);

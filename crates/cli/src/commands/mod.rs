@@ -124,18 +124,10 @@ pub(crate) async fn run(cli: Cli) -> Result<u8> {
         Command::Mcp(a) => crate::mcp::run(env, a).await,
         Command::Hook(c) => hook::run(&env, c).await,
         Command::Integrations(c) => integrations::run(&env, c),
-        Command::LaneShim {
-            dir,
-            stdin_prompt,
-            gated,
-            argv,
-        } => {
-            if gated && !crate::shim::go_given().await {
-                return Ok(crate::exit::OK);
-            }
-            crate::shim::run(&dir, stdin_prompt, &argv).await
-        }
-        Command::Completions(_) | Command::Man(_) | Command::Schemas(_) => {
+        Command::Completions(_)
+        | Command::Man(_)
+        | Command::Schemas(_)
+        | Command::LaneShim { .. } => {
             unreachable!("handled above")
         }
     }

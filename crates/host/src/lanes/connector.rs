@@ -254,15 +254,11 @@ fn spawn_shim(
     {
         tracing::warn!("{warning}");
     }
-    let exe = std::env::current_exe()?;
-    let mut cmd = tokio::process::Command::new(exe);
+    let mut cmd = shim_command()?;
     for name in env_remove {
         cmd.env_remove(name);
     }
-    cmd.arg("lane-shim")
-        .arg("--gated")
-        .arg("--dir")
-        .arg(&files.dir);
+    cmd.arg("--gated").arg("--dir").arg(&files.dir);
     if plan.stdin_prompt {
         cmd.arg("--stdin-prompt");
     }
@@ -278,6 +274,23 @@ fn spawn_shim(
         .kill_on_drop(false)
         .spawn()
 }
+
+/// The shim: `flotilla-lane-shim` next to this program when it is there (a
+/// small program, quick to start), else this program's `lane-shim`.
+fn shim_command() -> std::io::Result<tokio::process::Command> {
+    let exe = std::env::current_exe()?;
+    let small = exe.with_file_name(SHIM_PROGRAM);
+    Ok(if small.is_file() {
+        tokio::process::Command::new(small)
+    } else {
+        let mut cmd = tokio::process::Command::new(exe);
+        cmd.arg("lane-shim");
+        cmd
+    })
+}
+
+/// The lane shim's own program, installed beside `flotilla`.
+pub const SHIM_PROGRAM: &str = "flotilla-lane-shim";
 
 /// Writes a file of the plan, readable by the owner only.
 pub(crate) fn write_private(path: &std::path::Path, contents: &str) -> std::io::Result<()> {
