@@ -488,7 +488,13 @@ fn with_a_capability_matrix_an_unsupported_pick_is_refused_with_the_reason() {
 }
 
 #[test]
-fn a_crash_as_a_turn_starts_is_adopted_and_the_lost_turn_runs_again_without_a_bounce() {
+/// The daemon dies just after a member's turn began, before the fleet
+/// recorded it: the turn (its shim given its go once its pid was on disk
+/// with the turn) runs on, is adopted by the restarted daemon, and its end
+/// reaches the fleet: not run twice, no bounce. (Before the pid and the
+/// turn shared a commit, the shim had no go yet at this point and the turn
+/// was lost, then run again; the run's unit tests keep that path.)
+fn a_crash_as_a_turn_starts_is_adopted_and_its_end_reaches_the_fleet_without_a_bounce() {
     let mut f = Fleet::new(SUPERVISOR);
     f.touch("write-it");
     f.home.signal_daemon("TERM");
@@ -526,14 +532,15 @@ fn a_crash_as_a_turn_starts_is_adopted_and_the_lost_turn_runs_again_without_a_bo
     let v = f.wait_state("completed");
     let said = history(&f);
     assert!(
-        said.contains("supervisor's turn was lost while the daemon was down; it runs again"),
-        "the lane's end of the turn reached the fleet (adopted, not dropped): {said}"
+        !said.contains("was lost while the daemon was down"),
+        "the turn was adopted, not lost: {said}"
     );
-    assert!(
-        !said.contains("bounced"),
-        "a lost turn is no bounce: {said}"
+    assert!(!said.contains("bounced"), "no bounce: {said}");
+    assert_eq!(
+        member(&v, "supervisor")["turns"],
+        2,
+        "the adopted turn's end reached the fleet, which ran nothing twice: {v}"
     );
-    assert_eq!(member(&v, "supervisor")["turns"], 3, "{v}");
     assert_eq!(
         said.matches("step draft of worker-1 accepted").count(),
         1,

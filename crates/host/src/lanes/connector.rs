@@ -8,7 +8,6 @@
 //! a turn's end means.
 
 use std::io::{Read, Seek, SeekFrom};
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,8 +39,6 @@ pub enum ConnectorMsg {
     Interrupt(Duration),
     /// Escalate an interrupt.
     Escalate(Signal, Duration),
-    /// The shim's pid is on disk: let it run the command.
-    Go,
 }
 
 /// A handle on a connector.
@@ -50,17 +47,9 @@ pub type ConnectorRef = ActorRef<ConnectorMsg>;
 /// How the connector starts.
 #[derive(Debug)]
 pub enum Launch {
-    /// Start the shim with this plan.
-    Spawn {
-        /// The command.
-        plan: CommandPlan,
-        /// Working directory.
-        cwd: PathBuf,
-        /// Extra environment (the lane's `--env`, then its identity).
-        env: Vec<(String, String)>,
-        /// Inherited variables to remove.
-        env_remove: Vec<&'static str>,
-    },
+    /// Follow a shim just started ([`spawn_shim`]) whose pid is on disk:
+    /// the connector gives it its go.
+    Spawned(tokio::process::Child),
     /// Follow a shim that is already running (after a daemon restart).
     Adopt {
         /// The shim's pid.
@@ -112,8 +101,6 @@ pub struct ConnectorState {
     cpu: Option<u64>,
     polls: u64,
     done: bool,
-    /// The shim's stdin until its go is given (spawned shims only).
-    go: Option<tokio::process::ChildStdin>,
 }
 
 #[cfg(test)]
@@ -130,17 +117,16 @@ impl Actor for Connector {
         myself: ConnectorRef,
         args: ConnectorArgs,
     ) -> Result<ConnectorState, ActorProcessingErr> {
-        let mut go = None;
         let (child, (pid, pid_start), replay_until) = match args.launch {
-            Launch::Spawn {
-                plan,
-                cwd,
-                env,
-                env_remove,
-            } => {
-                let mut child = spawn_shim(&args.files, &plan, &cwd, &env, &env_remove)?;
+            Launch::Spawned(mut child) => {
                 let pid = child.id().ok_or("the lane shim exited at once")?;
-                go = child.stdin.take();
+                // Its pid is on disk: it may run the command now.
+                if let Some(mut go) = child.stdin.take() {
+                    use tokio::io::AsyncWriteExt;
+                    if let Err(e) = go.write_all(b"g").await {
+                        tracing::warn!(pid, "the go to the lane shim failed: {e}");
+                    }
+                }
                 // Wake the connector the moment the shim exits, rather than
                 // at its next poll.
                 let gone = Arc::new(AtomicBool::new(false));
@@ -149,10 +135,6 @@ impl Actor for Connector {
                     let _ = child.wait().await;
                     flag.store(true, Ordering::SeqCst);
                     let _ = me.cast(ConnectorMsg::Poll);
-                });
-                let _ = args.lane.cast(LaneMsg::ProcessStarted {
-                    pid,
-                    start: start_time(pid),
                 });
                 (Some(gone), (pid, None), 0)
             }
@@ -173,7 +155,6 @@ impl Actor for Connector {
             cpu: None,
             polls: 0,
             done: false,
-            go,
         })
     }
 
@@ -194,14 +175,6 @@ impl Actor for Connector {
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             ConnectorMsg::Poll => state.poll(&myself)?,
-            ConnectorMsg::Go => {
-                if let Some(mut go) = state.go.take() {
-                    use tokio::io::AsyncWriteExt;
-                    if let Err(e) = go.write_all(b"g").await {
-                        tracing::warn!(pid = state.pid, "the go to the lane shim failed: {e}");
-                    }
-                }
-            }
             ConnectorMsg::Interrupt(grace) => {
                 signal_group(state.pid, Signal::INT);
                 myself.send_after(grace, move || ConnectorMsg::Escalate(Signal::TERM, grace));
@@ -242,7 +215,10 @@ fn reap_group(pgid: u32) {
     });
 }
 
-fn spawn_shim(
+/// Starts the shim of a turn, gated: it runs nothing before its go, which
+/// the connector of [`Launch::Spawned`] gives; dropped before that, it
+/// exits without running anything.
+pub(crate) fn spawn_shim(
     files: &TurnFiles,
     plan: &CommandPlan,
     cwd: &std::path::Path,

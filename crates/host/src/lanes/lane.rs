@@ -68,13 +68,6 @@ pub enum LaneMsg {
     Tick,
     /// From the watchdog: is the turn stalled?
     StallCheck,
-    /// From the connector: the shim started.
-    ProcessStarted {
-        /// Its pid.
-        pid: u32,
-        /// Its start time.
-        start: Option<u64>,
-    },
     /// From the connector: parsed output.
     Events {
         /// The events.
@@ -211,7 +204,6 @@ impl Actor for Lane {
                 super::hold::check_holder(state, &myself).await;
             }
             LaneMsg::StallCheck => super::stall::check(state).await,
-            LaneMsg::ProcessStarted { pid, start } => state.process_started(pid, start).await,
             LaneMsg::Events { kinds, offset } => state.events(kinds, offset).await,
             LaneMsg::Progress => state.last_progress = Instant::now(),
             LaneMsg::Exited { outcome, exit } => turn::exited(state, &myself, outcome, exit).await,
@@ -404,22 +396,6 @@ impl LaneState {
                 .await;
         } else if self.record.auto_archive_due(now) && self.hold.is_none() {
             self.archive_now().await;
-        }
-    }
-
-    async fn process_started(&mut self, pid: u32, start: Option<u64>) {
-        if let Some(t) = self.record.running.as_mut() {
-            t.pid = Some(pid);
-            t.pid_start = start;
-        }
-        let turn = self.current_turn();
-        let started = EventKind::Note {
-            text: format!("process started (pid {pid})"),
-        };
-        self.save_with(turn, vec![started], |_| ()).await;
-        // On disk: the shim may run the command now.
-        if let Some(c) = &self.connector {
-            let _ = c.cast(ConnectorMsg::Go);
         }
     }
 

@@ -24,6 +24,7 @@ pub(crate) mod endpoint;
 mod hold;
 pub mod identity;
 pub mod lane;
+mod launch;
 mod mail;
 mod notify;
 mod on_disk;

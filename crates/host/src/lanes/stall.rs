@@ -17,8 +17,9 @@ use rustix::process::Signal;
 use super::cli::{self, Outcome, TurnContext};
 use super::connector::ConnectorMsg;
 use super::lane::{LaneRef, LaneState};
+use super::launch::launch;
 use super::process::TurnFiles;
-use super::turn::{finish, launch, write_prompt};
+use super::turn::{finish, write_prompt};
 
 /// The prompt of a turn restarted through the CLI's resume.
 const CONTINUE: &str = "Continue the task you were working on from where you stopped.";
@@ -196,7 +197,9 @@ pub(super) async fn relaunch(state: &mut LaneState, myself: &LaneRef, outcome: O
                     }],
                 )
                 .await;
-            launch(state, myself, files, plan, connector).await;
+            if let Err(e) = launch(state, myself, files, plan, connector, Vec::new()).await {
+                tracing::error!(lane = %state.record.spec.name, error = %e, "could not save the lane");
+            }
         }
         Err(e) => {
             let failed = Outcome {

@@ -15,6 +15,7 @@ use rustix::process::Signal;
 use super::cli::{self, Outcome, TurnContext};
 use super::connector::{Connector, ConnectorArgs, Launch};
 use super::lane::{INTERRUPT_GRACE, LaneRef, LaneState};
+use super::launch::launch;
 use super::process::{TurnFiles, group_alive, group_is_the_turns, is_same_process, signal_group};
 use crate::home::create_private;
 
@@ -112,10 +113,10 @@ pub(super) async fn begin(
         resume: turn.resume,
         pid: None,
     });
-    // The record (the turn running) and its first events: one commit. A
-    // lane's first turn is also where its record is first stored: one that
-    // cannot be stored does not run (the start is refused).
-    if let Err(e) = state.try_save_with(turn.turn, kinds, |_| ()).await {
+    // The record (the turn running), its first events and its shim's pid:
+    // one commit. A lane's first turn is also where its record is first
+    // stored: one that cannot be stored does not run (the start is refused).
+    if let Err(e) = launch(state, myself, files, plan, connector, kinds).await {
         if turn.turn == 1 {
             state
                 .record
@@ -124,44 +125,7 @@ pub(super) async fn begin(
         }
         tracing::error!(lane = %spec.name, error = %e, "could not save the lane");
     }
-    launch(state, myself, files, plan, connector).await;
     Ok(turn.turn)
-}
-
-/// Starts the connector that runs `plan`; a failure to start ends the turn.
-pub(super) async fn launch(
-    state: &mut LaneState,
-    myself: &LaneRef,
-    files: TurnFiles,
-    plan: cli::CommandPlan,
-    connector: &'static dyn cli::CliConnector,
-) {
-    let spec = &state.record.spec;
-    let identity = super::identity_of(&state.ctx, spec);
-    let mut env = spec.env.clone();
-    env.extend(identity.env());
-    let args = ConnectorArgs {
-        files,
-        launch: Launch::Spawn {
-            plan,
-            cwd: spec.cwd.clone().into(),
-            env,
-            env_remove: identity.env_removed(),
-        },
-        parser: connector.parser(spec, &state.ctx.config.context_windows),
-        lane: myself.clone(),
-    };
-    match Actor::spawn_linked(None, Connector, args, myself.get_cell()).await {
-        Ok((c, _)) => state.connector = Some(c),
-        Err(e) => {
-            let outcome = Outcome {
-                failed: true,
-                error: Some(format!("cannot start the process: {e}")),
-                ..Outcome::default()
-            };
-            finish(state, outcome, None).await;
-        }
-    }
 }
 
 /// A message to a persistent lane: the prompt of its next turn, which
