@@ -45,8 +45,9 @@ pub enum RegistryMsg {
     Touch(PeerId),
     /// Write last-seen times to the store.
     Flush,
-    /// Register a lane's peer (or update it).
-    PutLanePeer(PeerRecord, Reply<()>),
+    /// A new lane's peer was stored with its first turn: publish the
+    /// directory again (before its command runs) and mark it seen.
+    LanePeerStored(PeerId, RpcReplyPort<()>),
     /// The remote peers changed: publish the directory again.
     Republish,
     /// A lane's peer was removed from the store with its lane: forget it
@@ -123,8 +124,12 @@ impl Actor for Registry {
             RegistryMsg::Roster(all, reply) => send(reply, state.roster(all)),
             RegistryMsg::Touch(id) => state.touch(id),
             RegistryMsg::Flush => state.flush().await,
-            RegistryMsg::PutLanePeer(record, reply) => {
-                send(reply, state.put_lane_peer(record).await)
+            RegistryMsg::LanePeerStored(id, reply) => {
+                if let Err(e) = state.publish() {
+                    tracing::warn!(error = %e, "could not publish the directory");
+                }
+                state.touch(id);
+                send(reply, ());
             }
             RegistryMsg::Republish => {
                 if let Err(e) = state.publish() {
@@ -233,10 +238,6 @@ impl RegistryState {
         self.republish()?;
         self.touch(id);
         Ok(self.view(&record, None))
-    }
-
-    async fn put_lane_peer(&mut self, record: PeerRecord) -> Result<(), ControlError> {
-        self.put_peer(record).await.map(|_| ())
     }
 
     pub(crate) async fn leave(

@@ -9,7 +9,7 @@ use super::{Store, StoreError};
 use crate::codec;
 use crate::lane::events::{EventKind, LaneEvent};
 use crate::lane::{LaneRecord, TurnResult};
-use crate::model::Timestamp;
+use crate::model::{PeerRecord, Timestamp};
 use crate::names::PeerId;
 
 pub(super) const RECORD_LIMIT: usize = 16 * 1024 * 1024;
@@ -38,6 +38,8 @@ pub struct LaneWrite {
     pub shelve: Option<(u32, TurnResult)>,
     /// A put-aside result that was handed out.
     pub unshelve: Option<u32>,
+    /// The lane's peer, when new: stored with the lane's first turn.
+    pub peer: Option<PeerRecord>,
 }
 
 impl LaneWrite {
@@ -50,6 +52,7 @@ impl LaneWrite {
             owe_notice: None,
             shelve: None,
             unshelve: None,
+            peer: None,
         }
     }
 }
@@ -60,6 +63,9 @@ pub(crate) fn write_lane(
     w: LaneWrite,
     at: Timestamp,
 ) -> Result<Vec<LaneEvent>, StoreError> {
+    if let Some(peer) = &w.peer {
+        super::peers::put_peer(txn, peer)?;
+    }
     put_lane(txn, &w.record)?;
     let name = w.record.spec.name.as_str();
     if let Some((turn, result)) = &w.owe_notice {

@@ -46,6 +46,30 @@ fn result(text: &str) -> TurnResult {
 }
 
 #[tokio::test]
+async fn a_new_lanes_peer_is_stored_with_its_first_turn() {
+    let (_d, store, q) = fixture().await;
+    let mut w = LaneWrite::record(record());
+    w.turn = 1;
+    w.events = vec![EventKind::Note {
+        text: "started".into(),
+    }];
+    w.peer = Some(crate::model::PeerRecord {
+        id: PeerId::parse("h/w").expect("id"),
+        kind: crate::model::PeerKind::Lane,
+        product: None,
+        groups: Default::default(),
+        joined_at: Timestamp(1),
+    });
+    let lane_peer =
+        |peers: Vec<crate::model::PeerRecord>| peers.iter().any(|p| p.id.to_string() == "h/w");
+    assert!(!lane_peer(store.load_peers().expect("peers")));
+    q.write_lane(w).await.expect("write");
+    assert!(lane_peer(store.load_peers().expect("peers")));
+    assert_eq!(store.load_lanes().expect("lanes").len(), 1);
+    assert_eq!(store.lane_events("w", 0, 10).expect("events").len(), 1);
+}
+
+#[tokio::test]
 async fn a_lane_write_keeps_its_record_events_notice_and_shelf_together() {
     let (_d, store, q) = fixture().await;
     let mut w = LaneWrite::record(record());

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use flotilla_actors::lane::events::{EventKind, LaneEvent};
 use flotilla_actors::lane::hold::{LaneHold, WaitingTurn};
 use flotilla_actors::lane::{LanePhase, LaneRecord, TurnResult, TurnStatus};
-use flotilla_actors::model::Timestamp;
+use flotilla_actors::model::{PeerRecord, Timestamp};
 use flotilla_actors::names::PeerId;
 use flotilla_actors::protocol::{
     ControlError, ErrorCode, LaneAttachArgs, LaneAttachReply, LaneReleaseArgs, LaneView,
@@ -118,17 +118,21 @@ pub struct LaneState {
     pub(super) attach: Option<super::hold::PendingAttach>,
     /// The turn that waited for a hold just ended, about to start.
     pub(super) released: Option<WaitingTurn>,
+    /// A new lane's peer, until its first turn stores it.
+    pub(super) unstored_peer: Option<PeerRecord>,
 }
 
 impl Actor for Lane {
     type Msg = LaneMsg;
     type State = LaneState;
-    type Arguments = (Arc<HostContext>, LaneRecord);
+    /// The context, the lane's record and, for a lane being started, its
+    /// peer, stored with its first turn.
+    type Arguments = (Arc<HostContext>, LaneRecord, Option<PeerRecord>);
 
     async fn pre_start(
         &self,
         myself: LaneRef,
-        (ctx, record): Self::Arguments,
+        (ctx, record, unstored_peer): Self::Arguments,
     ) -> Result<LaneState, ActorProcessingErr> {
         let name = record.spec.name.as_str();
         let shelf = ctx.store.lane_shelf(name)?.into_iter().collect();
@@ -147,6 +151,7 @@ impl Actor for Lane {
             hold: None,
             attach: None,
             released: None,
+            unstored_peer,
         };
         state.hold = super::hold::load(&state);
         turn::recover(&mut state, &myself).await;

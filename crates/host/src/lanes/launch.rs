@@ -6,6 +6,7 @@
 //! Only the lane actor calls this; it must not touch the turn's output.
 
 use flotilla_actors::lane::events::EventKind;
+use flotilla_actors::model::PeerRecord;
 use flotilla_actors::store::StoreError;
 use ractor::Actor;
 
@@ -14,6 +15,7 @@ use super::connector::{Connector, ConnectorArgs, Launch, spawn_shim};
 use super::lane::{LaneRef, LaneState};
 use super::process::{TurnFiles, start_time};
 use super::turn::finish;
+use crate::registry::RegistryMsg;
 
 /// Starts the process that runs `plan`, saving `first` (the turn's first
 /// events, none for a watchdog restart) with its pid. A process that
@@ -34,10 +36,14 @@ pub(super) async fn launch(
     let cwd = std::path::PathBuf::from(&spec.cwd);
     let parser = connector.parser(spec, &state.ctx.config.context_windows);
     let turn = state.record.turns;
+    let peer = state.unstored_peer.take();
     let child = match spawn_shim(&files, &plan, &cwd, &env, &identity.env_removed()) {
         Ok(child) => child,
         Err(e) => {
-            state.try_save_with(turn, first, |_| ()).await?;
+            state
+                .try_save_with(turn, first, |w| w.peer = peer.clone())
+                .await?;
+            publish_peer(state, peer.as_ref()).await;
             return cannot_start(state, e.to_string()).await;
         }
     };
@@ -51,7 +57,10 @@ pub(super) async fn launch(
         });
     }
     // Dropped on failure, the shim never gets its go and exits.
-    state.try_save_with(turn, first, |_| ()).await?;
+    state
+        .try_save_with(turn, first, |w| w.peer = peer.clone())
+        .await?;
+    publish_peer(state, peer.as_ref()).await;
     let args = ConnectorArgs {
         files,
         launch: Launch::Spawned(child),
@@ -63,6 +72,24 @@ pub(super) async fn launch(
         Err(e) => return cannot_start(state, e.to_string()).await,
     }
     Ok(())
+}
+
+/// How long a lane's start waits for the registry to show its peer.
+const PUBLISH_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A new lane's peer is on disk: the directory shows it before the
+/// lane's command runs (it may send as the lane at once).
+async fn publish_peer(state: &LaneState, peer: Option<&PeerRecord>) {
+    let (Some(peer), Some(registry)) = (peer, state.ctx.children.registry()) else {
+        return;
+    };
+    let id = peer.id.clone();
+    let shown = registry
+        .call(|r| RegistryMsg::LanePeerStored(id, r), Some(PUBLISH_WAIT))
+        .await;
+    if !matches!(shown, Ok(ractor::rpc::CallResult::Success(()))) {
+        tracing::warn!(lane = %state.record.spec.name, "the registry did not show the lane's peer");
+    }
 }
 
 async fn cannot_start(state: &mut LaneState, why: String) -> Result<(), StoreError> {

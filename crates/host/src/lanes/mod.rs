@@ -114,9 +114,13 @@ impl Actor for LaneSupervisor {
         let mut lanes = BTreeMap::new();
         for record in ctx.store.load_lanes()? {
             let (name, persistent) = (record.spec.name.clone(), record.spec.persistent);
-            let (actor, _) =
-                Actor::spawn_linked(None, lane::Lane, (ctx.clone(), record), myself.get_cell())
-                    .await?;
+            let (actor, _) = Actor::spawn_linked(
+                None,
+                lane::Lane,
+                (ctx.clone(), record, None),
+                myself.get_cell(),
+            )
+            .await?;
             lanes.insert(name, (actor, persistent));
         }
         let ticker = myself.send_interval(TICK, || LaneSupervisorMsg::Tick);
@@ -220,9 +224,13 @@ impl LaneSupervisorState {
         };
         let persistent = record.spec.persistent;
         if let Some(me) = self.ctx.children.lanes()
-            && let Ok((actor, _)) =
-                Actor::spawn_linked(None, lane::Lane, (self.ctx.clone(), record), me.get_cell())
-                    .await
+            && let Ok((actor, _)) = Actor::spawn_linked(
+                None,
+                lane::Lane,
+                (self.ctx.clone(), record, None),
+                me.get_cell(),
+            )
+            .await
         {
             self.lanes.insert(name.clone(), (actor, persistent));
         }

@@ -29,20 +29,13 @@ impl LaneSupervisorState {
         let spec = self.spec(args.clone()).await?;
         let notes = self.version_notes(&spec, args.force).await?;
         let peer = self.lane_peer(&spec);
-        let registry = self
-            .ctx
-            .children
-            .registry()
-            .ok_or_else(|| ControlError::unavailable("the registry"))?;
-        call(&registry, |r| RegistryMsg::PutLanePeer(peer.clone(), r)).await?;
-        // Stored with its first turn's begin, in that turn's commit: a
-        // crash before it leaves the peer alone, as a crash between two
-        // commits here always could.
+        // The lane and its peer are stored with its first turn, in that
+        // turn's commit: a crash before it leaves nothing of the lane.
         let record = LaneRecord::new(spec.clone(), Timestamp::now());
         let (actor, _) = Actor::spawn_linked(
             None,
             lane::Lane,
-            (self.ctx.clone(), record),
+            (self.ctx.clone(), record, Some(peer.clone())),
             myself.get_cell(),
         )
         .await
