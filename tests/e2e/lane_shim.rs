@@ -7,32 +7,19 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use flotilla_tests::{TestHome, flotilla_bin};
+use flotilla_tests::{TestHome, flotilla_bin, output_with_stdin};
 
 use crate::lanes::code;
 
 /// Runs a shim form (`program` and its leading words) with `input` on its
 /// stdin, in the turn directory `dir`, running `sh -c script`.
 fn shim(program: &Path, lead: &[&str], dir: &Path, script: &str, input: &[u8]) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(program)
-        .args(lead)
+    let mut cmd = Command::new(program);
+    cmd.args(lead)
         .args(["--gated", "--dir"])
         .arg(dir)
-        .args(["--", "sh", "-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the shim");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().expect("wait");
-    let _ = writer.join();
-    out
+        .args(["--", "sh", "-c", script]);
+    output_with_stdin(cmd, input)
 }
 
 fn small_shim() -> PathBuf {

@@ -97,6 +97,26 @@ pub fn process_running_except(needle: &str, except: Option<&str>) -> bool {
         })
 }
 
+/// Runs `cmd` to completion with `input` on its stdin (written from a
+/// thread, so a command that does not read it cannot block the test).
+pub fn output_with_stdin(mut cmd: Command, input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the command");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait");
+    let _ = writer.join();
+    out
+}
+
 /// A UDP port on 127.0.0.1 that was free a moment ago.
 pub fn free_udp_port() -> u16 {
     std::net::UdpSocket::bind("127.0.0.1:0")
@@ -200,22 +220,7 @@ impl TestHome {
 
     /// Runs a command with `input` on stdin.
     pub fn run_with_stdin(&self, args: &[&str], input: &[u8]) -> Output {
-        use std::io::Write;
-        let mut child = self
-            .command(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn flotilla");
-        let mut stdin = child.stdin.take().expect("stdin");
-        let input = input.to_vec();
-        let writer = std::thread::spawn(move || {
-            let _ = stdin.write_all(&input);
-        });
-        let out = child.wait_with_output().expect("wait");
-        let _ = writer.join();
-        out
+        output_with_stdin(self.command(args), input)
     }
 
     /// Runs a command that must succeed; returns stdout.
