@@ -105,7 +105,10 @@ async fn answer(stream: UnixStream, core: CoreRef) -> Result<(), HubControlError
 
 /// Asks the hub at `path` for its roster.
 pub async fn roster(path: &Path) -> Result<HubRosterReply, HubControlError> {
-    Ok(serde_json::from_str(roster_json(path).await?.get())?)
+    match serde_json::from_str(&ask_roster(path).await?)? {
+        HubAnswer::Roster(r) => Ok(r),
+        HubAnswer::Error(e) => Err(HubControlError::Refused(e)),
+    }
 }
 
 /// The answer with the roster as the hub wrote it, checked as JSON but not
@@ -121,6 +124,14 @@ enum RawAnswer {
 /// it (a `flotilla.hub-roster.v1` object, compact JSON): for a caller that
 /// only passes it on.
 pub async fn roster_json(path: &Path) -> Result<Box<serde_json::value::RawValue>, HubControlError> {
+    match serde_json::from_str(&ask_roster(path).await?)? {
+        RawAnswer::Roster(r) => Ok(r),
+        RawAnswer::Error(e) => Err(HubControlError::Refused(e)),
+    }
+}
+
+/// Sends the roster request; returns the answer's line, not read yet.
+async fn ask_roster(path: &Path) -> Result<String, HubControlError> {
     let stream = UnixStream::connect(path)
         .await
         .map_err(|source| HubControlError::NotRunning {
@@ -136,8 +147,5 @@ pub async fn roster_json(path: &Path) -> Result<Box<serde_json::value::RawValue>
         .await
         .map_err(|_| HubControlError::Refused("no answer in time".into()))??
         .unwrap_or_default();
-    match serde_json::from_str(&line)? {
-        RawAnswer::Roster(r) => Ok(r),
-        RawAnswer::Error(e) => Err(HubControlError::Refused(e)),
-    }
+    Ok(line)
 }
