@@ -254,6 +254,17 @@ async fn local(args: &BenchLocalArgs) -> Result<Figures> {
     })
 }
 
+/// Where a throwaway daemon's log goes: nowhere, or this process's stderr
+/// when `FLOTILLA_LOG` is set (`flotilla_stage=debug` traces each stage of
+/// every message; `docs/benchmarks.md`).
+pub(crate) fn daemon_stderr() -> std::process::Stdio {
+    if std::env::var_os("FLOTILLA_LOG").is_some() {
+        std::process::Stdio::inherit()
+    } else {
+        std::process::Stdio::null()
+    }
+}
+
 /// Starts a throwaway daemon (this executable, `host run`) on `home` and
 /// connects to it; returns the process, a client and the daemon's pid.
 pub(crate) async fn start_daemon(
@@ -265,7 +276,7 @@ pub(crate) async fn start_daemon(
         .args(["host", "run", "--name", "bench"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(daemon_stderr())
         .kill_on_drop(true)
         .spawn()?;
     let mut client = ControlClient::connect_patiently(home, Duration::from_secs(20)).await?;

@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use flotilla_actors::federation::stage;
 use flotilla_actors::model::{PeerRecord, Timestamp};
 use flotilla_actors::names::{GroupName, MessageId, PeerId, PeerName};
 use flotilla_actors::protocol::{
@@ -305,6 +306,7 @@ async fn deliver(
         }
     };
     let id = a.id.unwrap_or_else(MessageId::generate);
+    stage::reached("send.admitted", &id);
     let sender = a.sender.id.name.clone();
     let message = NewMessage {
         id: id.clone(),
@@ -330,12 +332,14 @@ async fn deliver(
     match ctx.commit.submit_accept(message).await {
         Ok(pending) => {
             let ctx = ctx.clone();
+            let id_of_answer = id.clone();
             tokio::spawn(async move {
                 let sent = pending
                     .await
                     .map(|o| send_reply(id, o))
                     .map_err(store_error);
                 if sent.is_ok() {
+                    stage::reached("send.stored", &id_of_answer);
                     crate::crash_point::reached(&ctx, "send.stored");
                 }
                 let sent = match sent {
@@ -344,6 +348,7 @@ async fn deliver(
                     }
                     other => other,
                 };
+                stage::reached("send.answered", &id_of_answer);
                 let _ = reply.send(sent);
             });
         }

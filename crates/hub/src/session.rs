@@ -305,6 +305,7 @@ impl LinkReader<'_> {
                     .close(close::OVER_BUDGET.into(), reason.as_bytes());
                 return reason;
             }
+            flotilla_actors::federation::stage::frame("hub.received", &frame);
             match (frame, self.core) {
                 (Frame::Ping { nonce }, _) => {
                     if let Err(e @ OutboundError::NotReading { .. }) =

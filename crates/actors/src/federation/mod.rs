@@ -31,6 +31,7 @@ pub mod enroll;
 pub mod frames;
 pub mod framing;
 pub mod handshake;
+pub mod stage;
 
 pub use frames::{
     Deliver, Delivered, Forward, ForwardOutcome, ForwardRefusal, Forwarded, Frame, Hello, HelloAck,

@@ -266,6 +266,9 @@ async fn inbox_fetch(
         })
         .await?;
         if !reply.messages.is_empty() || tokio::time::Instant::now() >= deadline {
+            for m in &reply.messages {
+                flotilla_actors::federation::stage::reached("fetch.answered", &m.id);
+            }
             return Ok(reply);
         }
         let _waiting = WaitingGuard::enter(ctx, &reply.peer);

@@ -25,6 +25,7 @@ impl CoreState {
     /// writer (answered when it is on disk), or refused now with why.
     pub(super) fn on_forward(&mut self, host: &HostName, link_id: u64, forward: Forward) {
         let (id, from) = (forward.message.id.clone(), forward.message.from.clone());
+        flotilla_actors::federation::stage::reached("hub.forward", &id);
         let admitted = self
             .holds
             .check(host, &forward.message)

@@ -286,6 +286,7 @@ impl Actor for HubCore {
 
 impl CoreState {
     fn send(&self, host: &HostName, frame: Frame) {
+        flotilla_actors::federation::stage::frame("hub.sent", &frame);
         let Some(link) = self.links.get(host) else {
             return;
         };
