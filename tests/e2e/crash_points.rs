@@ -6,6 +6,8 @@
 //! - `send.stored`: the message is on disk, its acknowledgement not sent;
 //! - `forward.answered` (sending host): the hub has it, the host has not
 //!   recorded the hub's answer;
+//! - `verdict.stored` (sending host): the host recorded the hub's answer
+//!   without waiting for the disk, so the crash may lose that record;
 //! - `delivery.stored` (receiving host): it is in the inbox, the hub has
 //!   not heard so.
 
@@ -70,6 +72,32 @@ fn a_crash_of_the_sender_after_the_hubs_answer_delivers_once() {
     crashed_then_restart(&mut laptop, "laptop");
     let got = collect(&work, "builder", 1);
     assert_eq!(bodies(&got), ["f1"]);
+    wait_until("the outbox to show the delivery", PATIENCE, || {
+        outbox_states(&laptop, "lead") == ["work/builder=delivered"]
+    });
+    assert!(inbox(&work, "builder").is_empty(), "once");
+}
+
+#[test]
+fn a_crash_of_the_sender_after_recording_the_hubs_answer_lazily_delivers_once() {
+    let (_hub, _server, mut laptop, work) = two_hosts("");
+    arm(&mut laptop, "laptop", "verdict.stored");
+    wait_link(&laptop, "the armed laptop to link", |l| {
+        l["state"] == "connected"
+    });
+    let _ = laptop.run(&[
+        "send",
+        "--as",
+        "lead",
+        "--to",
+        "work/builder",
+        "--id",
+        "v1",
+        "v1",
+    ]);
+    crashed_then_restart(&mut laptop, "laptop");
+    let got = collect(&work, "builder", 1);
+    assert_eq!(bodies(&got), ["v1"]);
     wait_until("the outbox to show the delivery", PATIENCE, || {
         outbox_states(&laptop, "lead") == ["work/builder=delivered"]
     });

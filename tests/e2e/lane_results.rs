@@ -145,6 +145,33 @@ fn a_crash_after_a_turn_ends_still_logs_it_and_tells_the_owner() {
     assert_eq!((c, v["result"].as_str()), (0, Some("over")), "{v}");
 }
 
+/// That the owner was told is committed without an fsync: a crash right
+/// after it may lose the record, and the notice is then sent again under
+/// the same id, which the owner's inbox stores once.
+#[test]
+fn a_crash_after_the_owners_notice_is_recorded_tells_the_owner_once() {
+    let mut home = crashing_daemon("lane.notice_sent");
+    home.ok(&["peer", "join", "lead"]);
+    home.ok(&[
+        "lane", "start", "--cli", "exec", "-n", "once", "--as", "lead", "--", "echo", "over",
+    ]);
+    restart_after_crash(&mut home);
+    let from_lane = |home: &TestHome| {
+        let inbox = home.json(&["inbox", "--as", "lead", "--peek"]);
+        inbox["messages"].as_array().map_or(0, |m| {
+            m.iter()
+                .filter(|m| m["from"].as_str().unwrap_or("").ends_with("/once"))
+                .count()
+        })
+    };
+    wait_until("the owner's notice", Duration::from_secs(20), || {
+        from_lane(&home) > 0
+    });
+    let (c, v) = code(&home, &["lane", "wait", "once"]);
+    assert_eq!((c, v["result"].as_str()), (0, Some("over")), "{v}");
+    assert_eq!(from_lane(&home), 1, "the owner is told once");
+}
+
 #[test]
 fn a_crash_after_events_are_logged_does_not_repeat_them() {
     let mut home = crashing_daemon("lane.events");

@@ -127,6 +127,9 @@ pub struct HostContext {
     >,
     /// One writer of claims and run records per repository at a time.
     pub repo_locks: crate::governance::RepoLocks,
+    /// The hub's verdicts heard and not yet recorded, for the senders
+    /// waiting for them.
+    pub verdicts: crate::verdict::HeardVerdicts,
     stopping: AtomicBool,
 }
 
@@ -162,6 +165,7 @@ impl HostContext {
             remote: RwLock::new(remote),
             hub_calls: tokio::sync::watch::Sender::new(None),
             repo_locks: Default::default(),
+            verdicts: Default::default(),
             stopping: AtomicBool::new(false),
         }
     }

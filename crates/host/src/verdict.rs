@@ -3,20 +3,84 @@
 //! a full queue at the hub is an error the sender sees at once. While the
 //! hub link is down the message waits here and the answer says so.
 //!
-//! Reads only (the outbox and the link's state); the hub link writes the
-//! verdict. Must not retry or resend anything.
+//! The verdict is read from the [`HeardVerdicts`] as soon as the link
+//! hears it, so the sender does not wait for the host to write it down
+//! (that write is the outbox's own bookkeeping, and it may be lost in a
+//! crash: the outbox then hands the message over again, and the hub queues
+//! it once).
+//!
+//! Reads only (the outbox, the verdicts heard and the link's state); the
+//! hub link records the verdict. Must not retry or resend anything.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
+use flotilla_actors::federation::ForwardOutcome;
+use flotilla_actors::names::MessageId;
 use flotilla_actors::protocol::{ControlError, ErrorCode, HubLinkState, SendReply};
-use flotilla_actors::store::DeliveryState;
+use flotilla_actors::store::{DeliveryState, OutboxEntry};
 use serde_json::json;
+use tokio::sync::watch;
 
 use crate::context::HostContext;
+
+/// The hub's verdicts the link heard and the store has not yet recorded,
+/// by message; a change is announced on a watch channel.
+#[derive(Debug)]
+pub struct HeardVerdicts {
+    heard: Mutex<HashMap<MessageId, ForwardOutcome>>,
+    changed: watch::Sender<u64>,
+}
+
+impl Default for HeardVerdicts {
+    fn default() -> Self {
+        Self {
+            heard: Mutex::default(),
+            changed: watch::Sender::new(0),
+        }
+    }
+}
+
+impl HeardVerdicts {
+    /// The link heard `outcome` for `id` (kept until [`Self::recorded`]).
+    pub(crate) fn heard(&self, id: &MessageId, outcome: &ForwardOutcome) {
+        if let Ok(mut heard) = self.heard.lock() {
+            heard.insert(id.clone(), outcome.clone());
+        }
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    /// The store has recorded `id`'s verdict, or failed to (the link then
+    /// ends, and the message is handed over again).
+    pub(crate) fn recorded(&self, id: &MessageId) {
+        if let Ok(mut heard) = self.heard.lock() {
+            heard.remove(id);
+        }
+    }
+
+    fn get(&self, id: &MessageId) -> Option<ForwardOutcome> {
+        self.heard.lock().ok()?.get(id).cloned()
+    }
+}
 
 /// How long a send waits for the hub's verdict before answering with the
 /// message still `accepted` (the outbox follows it).
 const VERDICT_WAIT: Duration = Duration::from_secs(5);
+
+/// The outbox entry of `id` with the verdict heard for it, if the store
+/// has not recorded that yet.
+fn entry_as_heard(ctx: &HostContext, id: &MessageId) -> Result<Option<OutboxEntry>, ControlError> {
+    let verdict = ctx.verdicts.get(id);
+    let mut entry = ctx
+        .store
+        .outbox_entry(id)
+        .map_err(crate::registry::store_error)?;
+    if let (Some(e), Some(outcome)) = (entry.as_mut(), verdict) {
+        e.apply_verdict(&outcome);
+    }
+    Ok(entry)
+}
 
 fn linked(ctx: &HostContext) -> bool {
     ctx.hub_link.read().ok().is_some_and(|t| {
@@ -34,12 +98,12 @@ pub(crate) async fn await_hub(
     sender: &flotilla_actors::names::PeerName,
 ) -> Result<SendReply, ControlError> {
     let mut epoch = ctx.mail_epoch.clone();
+    let mut heard = ctx.verdicts.changed.subscribe();
     let deadline = tokio::time::Instant::now() + VERDICT_WAIT;
     let entry = loop {
-        let entry = ctx
-            .store
-            .outbox_entry(&reply.id)
-            .map_err(crate::registry::store_error)?;
+        epoch.borrow_and_update();
+        heard.borrow_and_update();
+        let entry = entry_as_heard(ctx, &reply.id)?;
         let waiting = entry.as_ref().is_some_and(|e| {
             e.recipients
                 .iter()
@@ -48,8 +112,14 @@ pub(crate) async fn await_hub(
         if !waiting || !linked(ctx) {
             break entry;
         }
-        match tokio::time::timeout_at(deadline, epoch.changed()).await {
-            Ok(Ok(())) => {}
+        let changed = async {
+            tokio::select! {
+                r = epoch.changed() => r.is_ok(),
+                r = heard.changed() => r.is_ok(),
+            }
+        };
+        match tokio::time::timeout_at(deadline, changed).await {
+            Ok(true) => {}
             _ => break entry,
         }
     };
@@ -83,4 +153,22 @@ pub(crate) async fn await_hub(
         .with_details(json!({ "id": reply.id, "remote": reply.remote })));
     }
     Ok(reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_heard_verdict_is_announced_and_kept_until_recorded() {
+        let verdicts = HeardVerdicts::default();
+        let mut changed = verdicts.changed.subscribe();
+        let id = MessageId::new("m1").expect("id");
+        assert_eq!(verdicts.get(&id), None);
+        verdicts.heard(&id, &ForwardOutcome::Queued);
+        assert!(changed.has_changed().expect("open"), "waiters are woken");
+        assert_eq!(verdicts.get(&id), Some(ForwardOutcome::Queued));
+        verdicts.recorded(&id);
+        assert_eq!(verdicts.get(&id), None, "the store has it from now on");
+    }
 }

@@ -73,6 +73,22 @@ pub(super) enum WriteOp {
     AcceptDelivery(Deliver),
 }
 
+impl WriteOp {
+    /// Whether a crash may lose this write without breaking a promise, so
+    /// a group of only such writes commits without waiting for the disk
+    /// (it is on disk with the next group that does): the hub's verdict on
+    /// a forward (the outbox hands the message over again and the hub
+    /// queues it once), that a lane's owner was sent its notice (it is sent
+    /// again, under the same id, so stored once) and when peers were last
+    /// seen.
+    fn may_wait_for_the_disk(&self) -> bool {
+        matches!(
+            self,
+            Self::Forwarded(..) | Self::NoticeSent { .. } | Self::Touch(_)
+        )
+    }
+}
+
 #[derive(Debug)]
 pub(super) enum WriteDone {
     Accepted(AcceptOutcome),
@@ -406,7 +422,15 @@ impl Writer {
             self.store.reopen()?;
             self.store.db()
         });
-        let txn = match db.and_then(|db| db.begin_write().map_err(StoreError::from)) {
+        let lazy = group.iter().all(|(op, _)| op.may_wait_for_the_disk());
+        let txn = db.and_then(|db| {
+            let mut txn = db.begin_write()?;
+            if lazy {
+                txn.set_durability(redb::Durability::None)?;
+            }
+            Ok(txn)
+        });
+        let txn = match txn {
             Ok(txn) => txn,
             Err(e) => {
                 let results = group

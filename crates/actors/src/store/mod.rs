@@ -10,6 +10,7 @@ mod fleets;
 mod lanes;
 mod mail;
 mod outbox;
+mod outbox_verdict;
 mod peers;
 mod received;
 mod remote;
@@ -29,6 +30,7 @@ use redb::{Database, ReadableDatabase};
 pub use lanes::LaneWrite;
 pub use mail::{AcceptOutcome, NewMessage, SeenRecord};
 pub use outbox::{DeliveryState, OUTBOX_KEEP, OutboxEntry, OutboxRoom, RecipientState};
+pub use outbox_verdict::Verdict;
 pub use schema::SCHEMA_VERSION;
 
 use crate::codec::CodecError;

@@ -13,6 +13,7 @@ use redb::{ReadableDatabase, ReadableTable, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
 use super::mail::{StoredMessage, release};
+use super::outbox_verdict::Verdict;
 use super::schema::{MESSAGES, META, OUTBOX, OUTGOING, SENT_BY};
 use super::{Store, StoreError};
 use crate::codec;
@@ -117,7 +118,7 @@ pub struct RecipientState {
 }
 
 impl RecipientState {
-    fn set(&mut self, state: DeliveryState, reason: Option<String>) {
+    pub(super) fn set(&mut self, state: DeliveryState, reason: Option<String>) {
         self.state = state;
         self.reason = reason;
     }
@@ -301,23 +302,11 @@ pub(crate) fn forwarded(
     let Some(mut e) = entry(txn, id.as_str())? else {
         return Ok(());
     };
-    if let ForwardOutcome::Refused { code, reason } = outcome
-        && code.is_transient()
-    {
-        if e.out_seq.is_some() {
-            for r in e
-                .recipients
-                .iter_mut()
-                .filter(|r| r.state == DeliveryState::Accepted)
-            {
-                r.reason = Some(format!("not yet taken by the hub: {reason}"));
-            }
-            put_entry(txn, &e)?;
-        }
+    let Some(verdict) = e.apply_verdict(outcome) else {
         return Ok(());
-    }
-    let Some(out_seq) = e.out_seq.take() else {
-        return Ok(());
+    };
+    let Verdict::Left(out_seq) = verdict else {
+        return put_entry(txn, &e);
     };
     txn.open_table(OUTBOX)?.remove(out_seq)?;
     let body = txn
@@ -327,19 +316,6 @@ pub(crate) fn forwarded(
         .transpose()?
         .map_or(0, |s| s.message.body.len());
     add_out_bytes(txn, -(body as i64))?;
-    for r in e
-        .recipients
-        .iter_mut()
-        .filter(|r| r.state == DeliveryState::Accepted)
-    {
-        match outcome {
-            ForwardOutcome::Queued => r.set(DeliveryState::Queued, None),
-            ForwardOutcome::Refused { reason, .. } => r.set(
-                DeliveryState::Dropped,
-                Some(format!("refused by the hub: {reason}")),
-            ),
-        }
-    }
     put_entry(txn, &e)?;
     release(txn, id.as_str())
 }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_actors::federation::{
-    DEFAULT_MAX_FRAME, Delivered, ForwardOutcome, Frame, LaneAnswer, read_frame, write_frame,
+    DEFAULT_MAX_FRAME, Delivered, ForwardOutcome, Frame, LaneAnswer, read_frame, stage, write_frame,
 };
 use flotilla_hub::HubSession;
 use tokio::sync::{mpsc, oneshot};
@@ -171,6 +171,7 @@ async fn read_frames(mut recv: quinn::RecvStream, tx: mpsc::Sender<Result<Frame,
 
 impl Link<'_> {
     async fn write(&mut self, frame: Frame) -> Result<(), String> {
+        stage::frame("host.sent", &frame);
         write_frame(&mut self.send, &frame, DEFAULT_MAX_FRAME)
             .await
             .map_err(|e| format!("cannot write to the hub: {e}"))
@@ -291,6 +292,7 @@ impl Link<'_> {
         on_rtt: &mut (dyn FnMut(Duration) + Send),
     ) -> Result<(), String> {
         let store = |e: flotilla_actors::store::StoreError| format!("cannot store: {e}");
+        stage::frame("host.received", &frame);
         match frame {
             Frame::Pong { nonce } => {
                 if let Some(rtt) = liveness.pong(nonce, std::time::Instant::now()) {
@@ -329,6 +331,7 @@ impl Link<'_> {
                 let ctx = self.ctx.clone();
                 self.after(async move {
                     let gone = stored.await?;
+                    stage::reached("deliver.stored", &id);
                     crate::crash_point::reached(&ctx, "delivery.stored");
                     Ok(Frame::Delivered(Delivered { seq, id, gone }))
                 });
@@ -342,13 +345,29 @@ impl Link<'_> {
                     ForwardOutcome::Queued => self.resend.queued(),
                     ForwardOutcome::Refused { .. } => {}
                 }
-                let stored = self
+                // Senders waiting for it read it at once; its record is
+                // written without an fsync (a crash only repeats the
+                // forward, which the hub queues once).
+                let id = verdict.id.clone();
+                self.ctx.verdicts.heard(&id, &verdict.outcome);
+                let submitted = self
                     .ctx
                     .commit
                     .submit_forwarded(verdict.id, verdict.outcome)
-                    .await
-                    .map_err(store)?;
-                self.after(async move { stored.await.map(|()| None) });
+                    .await;
+                let stored = submitted.map_err(|e| {
+                    self.ctx.verdicts.recorded(&id);
+                    store(e)
+                })?;
+                let ctx = self.ctx.clone();
+                self.after(async move {
+                    let stored = stored.await;
+                    ctx.verdicts.recorded(&id);
+                    stored?;
+                    stage::reached("verdict.stored", &id);
+                    crate::crash_point::reached(&ctx, "verdict.stored");
+                    Ok(None)
+                });
                 // The queue position is past it already: nothing is sent twice.
                 self.inflight = self.inflight.saturating_sub(1);
                 self.resend_if_due().await?;

@@ -88,13 +88,18 @@ impl LaneState {
                 status.to_owned(),
                 said.unwrap_or_default(),
             );
-            // Queued, not waited for: the owner has the notice; a crash
-            // before this lands only sends it again (stored once).
+            // Queued, not waited for, and committed without an fsync: the
+            // owner has the notice; a crash before this is on disk only
+            // sends it again (stored once).
             let lane = self.record.spec.name.to_string();
+            let ctx = self.ctx.clone();
             match self.ctx.commit.submit_notice_sent(&lane, turn).await {
                 Ok(landed) => drop(tokio::spawn(async move {
-                    if let Err(e) = landed.await {
-                        tracing::error!(lane, error = %e, "could not record the owner's notice");
+                    match landed.await {
+                        Ok(()) => crate::crash_point::reached(&ctx, "lane.notice_sent"),
+                        Err(e) => {
+                            tracing::error!(lane, error = %e, "could not record the owner's notice");
+                        }
                     }
                 })),
                 Err(e) => {
