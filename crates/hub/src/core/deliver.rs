@@ -103,7 +103,9 @@ fn push(
     deliver: flotilla_actors::federation::Deliver,
 ) -> bool {
     let seq = deliver.seq;
-    let bytes = match tx.encode(&Frame::Deliver(deliver)) {
+    let frame = Frame::Deliver(deliver);
+    flotilla_actors::federation::stage::frame("hub.sent", &frame);
+    let bytes = match tx.encode(&frame) {
         Ok(bytes) => bytes,
         Err(e) => {
             tracing::warn!(%host, seq, "a delivery cannot be sent: {e}");
