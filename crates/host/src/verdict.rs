@@ -162,7 +162,7 @@ mod tests {
     #[test]
     fn a_heard_verdict_is_announced_and_kept_until_recorded() {
         let verdicts = HeardVerdicts::default();
-        let mut changed = verdicts.changed.subscribe();
+        let changed = verdicts.changed.subscribe();
         let id = MessageId::new("m1").expect("id");
         assert_eq!(verdicts.get(&id), None);
         verdicts.heard(&id, &ForwardOutcome::Queued);
