@@ -13,13 +13,11 @@ use std::thread::JoinHandle;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::lanes::LaneWrite;
-use super::mail::{self, AcceptOutcome, NewMessage};
+use super::mail::{AcceptOutcome, NewMessage};
+use super::write_op::apply;
+use super::write_op::{WriteDone, WriteOp};
 use super::{Store, StoreError};
-use super::{lanes, outbox, peers};
 use crate::federation::{Deliver, ForwardOutcome, Receipt};
-use crate::lane::LaneRecord;
-use crate::lane::events::{EventKind, LaneEvent};
 use crate::model::{PeerRecord, Timestamp};
 use crate::names::{MessageId, PeerId};
 
@@ -27,77 +25,6 @@ use crate::names::{MessageId, PeerId};
 const MAX_GROUP: usize = 1024;
 /// Queue depth before writers wait.
 const QUEUE_DEPTH: usize = 8192;
-
-/// One write.
-#[derive(Debug)]
-pub(super) enum WriteOp {
-    Accept(NewMessage),
-    Ack {
-        peer: PeerId,
-        ids: Vec<MessageId>,
-    },
-    PutPeer(PeerRecord),
-    RemovePeer {
-        id: PeerId,
-        force: bool,
-    },
-    RenamePeer {
-        old: PeerId,
-        new: PeerId,
-    },
-    Touch(Vec<(PeerId, Timestamp)>),
-    PutLane(Box<LaneRecord>),
-    PutFleet {
-        name: String,
-        json: Vec<u8>,
-    },
-    RemoveFleet(String),
-    WriteLane(Box<LaneWrite>, Timestamp),
-    NoticeSent {
-        lane: String,
-        turn: u32,
-    },
-    RemoveLane {
-        name: String,
-        peer: PeerId,
-        force: bool,
-    },
-    AppendEvents {
-        lane: String,
-        turn: u32,
-        at: Timestamp,
-        kinds: Vec<EventKind>,
-    },
-    Forwarded(MessageId, ForwardOutcome),
-    Receipt(Receipt),
-    AcceptDelivery(Deliver),
-}
-
-impl WriteOp {
-    /// Whether a crash may lose this write without breaking a promise, so
-    /// a group of only such writes commits without waiting for the disk
-    /// (it is on disk with the next group that does): the hub's verdict on
-    /// a forward (the outbox hands the message over again and the hub
-    /// queues it once), that a lane's owner was sent its notice (it is sent
-    /// again, under the same id, so stored once) and when peers were last
-    /// seen.
-    fn may_wait_for_the_disk(&self) -> bool {
-        matches!(
-            self,
-            Self::Forwarded(..) | Self::NoticeSent { .. } | Self::Touch(_)
-        )
-    }
-}
-
-#[derive(Debug)]
-pub(super) enum WriteDone {
-    Accepted(AcceptOutcome),
-    Count(u64),
-    Peer(PeerRecord),
-    Events(Vec<LaneEvent>),
-    Gone(Vec<PeerId>),
-    Nothing,
-}
 
 type Reply = oneshot::Sender<Result<WriteDone, StoreError>>;
 
@@ -442,12 +369,13 @@ impl Writer {
         };
         let mut fatal = None;
         let started = std::time::Instant::now();
+        let mut mail = None;
         for (op, reply) in group {
             if fatal.is_some() {
                 results.push((Ok(WriteDone::Nothing), reply));
                 continue;
             }
-            match apply(&txn, op) {
+            match apply(&txn, &mut mail, op) {
                 Err(e @ (StoreError::Db(_) | StoreError::Codec(_))) => {
                     fatal = Some(e);
                     results.push((Ok(WriteDone::Nothing), reply));
@@ -455,6 +383,7 @@ impl Writer {
                 other => results.push((other, reply)),
             }
         }
+        drop(mail);
         let applied = std::time::Instant::now();
         let outcome = match fatal {
             Some(e) => Err(e),
@@ -469,47 +398,5 @@ impl Writer {
             .sync_us
             .fetch_add(micros(applied.elapsed()), Ordering::Relaxed);
         (results, outcome)
-    }
-}
-
-fn apply(txn: &redb::WriteTransaction, op: WriteOp) -> Result<WriteDone, StoreError> {
-    match op {
-        WriteOp::Accept(m) => mail::accept(txn, m).map(WriteDone::Accepted),
-        WriteOp::Ack { peer, ids } => mail::ack(txn, &peer, &ids).map(WriteDone::Count),
-        WriteOp::PutPeer(p) => peers::put_peer(txn, &p).map(|()| WriteDone::Nothing),
-        WriteOp::RemovePeer { id, force } => {
-            peers::remove_peer(txn, &id, force).map(WriteDone::Count)
-        }
-        WriteOp::RenamePeer { old, new } => {
-            peers::rename_peer(txn, &old, &new).map(WriteDone::Peer)
-        }
-        WriteOp::Touch(seen) => peers::touch(txn, &seen).map(|()| WriteDone::Nothing),
-        WriteOp::PutLane(lane) => lanes::put_lane(txn, &lane).map(|()| WriteDone::Nothing),
-        WriteOp::PutFleet { name, json } => {
-            super::fleets::put(txn, &name, &json).map(|()| WriteDone::Nothing)
-        }
-        WriteOp::RemoveFleet(name) => {
-            super::fleets::remove(txn, &name).map(|()| WriteDone::Nothing)
-        }
-        WriteOp::WriteLane(w, at) => lanes::write_lane(txn, *w, at).map(WriteDone::Events),
-        WriteOp::NoticeSent { lane, turn } => {
-            lanes::notice_sent(txn, &lane, turn).map(|()| WriteDone::Nothing)
-        }
-        WriteOp::RemoveLane { name, peer, force } => {
-            lanes::remove_lane(txn, &name, &peer, force).map(WriteDone::Count)
-        }
-        WriteOp::AppendEvents {
-            lane,
-            turn,
-            at,
-            kinds,
-        } => lanes::append_events(txn, &lane, turn, at, kinds).map(WriteDone::Events),
-        WriteOp::Forwarded(id, outcome) => {
-            outbox::forwarded(txn, &id, &outcome).map(|()| WriteDone::Nothing)
-        }
-        WriteOp::Receipt(r) => outbox::receipt(txn, &r).map(|()| WriteDone::Nothing),
-        WriteOp::AcceptDelivery(d) => {
-            super::received::accept_delivery(txn, &d).map(WriteDone::Gone)
-        }
     }
 }

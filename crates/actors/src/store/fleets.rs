@@ -4,8 +4,9 @@
 
 use redb::{ReadableDatabase, ReadableTable, WriteTransaction};
 
-use super::commit::{CommitQueue, WriteOp};
+use super::commit::CommitQueue;
 use super::schema::FLEETS;
+use super::write_op::WriteOp;
 use super::{Store, StoreError};
 use crate::fleet::FleetRecord;
 

@@ -3,8 +3,9 @@
 
 use redb::{ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 
-use super::commit::{CommitQueue, WriteDone, WriteOp, stopped, unexpected};
+use super::commit::{CommitQueue, stopped, unexpected};
 use super::schema::{LANE_EVENTS, LANE_NOTICES, LANE_SHELF, LANES, PEERS};
+use super::write_op::{WriteDone, WriteOp};
 use super::{Store, StoreError};
 use crate::codec;
 use crate::lane::events::{EventKind, LaneEvent};

@@ -6,10 +6,9 @@ use std::collections::BTreeMap;
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
+use super::mail_tables::MailTables;
 use super::retention;
-use super::schema::{
-    HOST_SEQ_KEY, INBOX, INBOX_DEPTH, MESSAGES, META, PEERS, SEEN, SENDER_SEQ, table_names,
-};
+use super::schema::{HOST_SEQ_KEY, INBOX, INBOX_DEPTH, MESSAGES, SEEN, table_names};
 use super::{Store, StoreError};
 use crate::codec;
 use crate::model::{Message, Timestamp};
@@ -72,10 +71,10 @@ pub(crate) struct StoredMessage {
     pub(crate) pending: u32,
 }
 
-/// Accepts one message inside a write transaction.
-pub(crate) fn accept(txn: &WriteTransaction, m: NewMessage) -> Result<AcceptOutcome, StoreError> {
+/// Accepts one message inside a write transaction, its tables open.
+pub(crate) fn accept(t: &mut MailTables<'_>, m: NewMessage) -> Result<AcceptOutcome, StoreError> {
     let id = m.id.as_str().to_owned();
-    if let Some(prev) = txn.open_table(SEEN)?.get(id.as_str())? {
+    if let Some(prev) = t.seen.get(id.as_str())? {
         let prev: SeenRecord = codec::decode(prev.value(), MESSAGE_LIMIT)?;
         if prev.from != m.from {
             return Err(StoreError::Rejected(format!(
@@ -90,36 +89,33 @@ pub(crate) fn accept(txn: &WriteTransaction, m: NewMessage) -> Result<AcceptOutc
         let (l, r): (Vec<&PeerId>, Vec<&PeerId>) = m.to.iter().partition(|p| p.host == m.from.host);
         (l, r.into_iter().cloned().collect())
     };
-    let peers = txn.open_table(PEERS)?;
     for who in std::iter::once(&m.from).chain(local.iter().copied()) {
-        if peers.get(who.to_string().as_str())?.is_none() {
+        if t.peers.get(who.to_string().as_str())?.is_none() {
             return Err(StoreError::Rejected(format!(
                 "{who} is no longer registered"
             )));
         }
     }
-    drop(peers);
     if !remote.is_empty() {
-        super::outbox::check_room(txn, &m.outbox_room, m.body.len())?;
+        super::outbox::check_room(t, &m.outbox_room, m.body.len())?;
     }
-    let seq = bump(&mut txn.open_table(SENDER_SEQ)?, &m.from.to_string())?;
+    let seq = bump(&mut t.sender_seq, &m.from.to_string())?;
     let record = SeenRecord {
         from: m.from.clone(),
         to: m.to.clone(),
         seq,
         sent_at: m.sent_at,
     };
-    txn.open_table(SEEN)?
+    t.seen
         .insert(id.as_str(), codec::encode(&record)?.as_slice())?;
-    retention::remembered(txn, id.as_str(), "", retention::IDS_KEEP)?;
+    retention::remembered(t, id.as_str(), "", retention::IDS_KEEP)?;
     if !m.to.is_empty() {
         if !local.is_empty() {
-            let host_seq = bump(&mut txn.open_table(META)?, HOST_SEQ_KEY)?;
-            let mut inbox = txn.open_table(INBOX)?;
+            let host_seq = bump(&mut t.meta, HOST_SEQ_KEY)?;
             for r in &local {
                 let r = r.to_string();
-                inbox.insert((r.as_str(), host_seq), id.as_str())?;
-                retention::inbox_added(txn, &r, 1)?;
+                t.inbox.insert((r.as_str(), host_seq), id.as_str())?;
+                retention::inbox_added(&mut t.inbox_depth, &r, 1)?;
             }
         }
         let pending = local.len() as u32 + u32::from(!remote.is_empty());
@@ -134,10 +130,9 @@ pub(crate) fn accept(txn: &WriteTransaction, m: NewMessage) -> Result<AcceptOutc
             seq,
             in_reply_to: m.in_reply_to,
         };
-        super::outbox::record_sent(txn, &message, &remote)?;
+        super::outbox::record_sent(t, &message, &remote)?;
         let bytes = codec::encode(&StoredMessage { message, pending })?;
-        txn.open_table(MESSAGES)?
-            .insert(id.as_str(), bytes.as_slice())?;
+        t.messages.insert(id.as_str(), bytes.as_slice())?;
     }
     Ok(AcceptOutcome::Stored(record))
 }

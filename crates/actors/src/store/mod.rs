@@ -9,6 +9,7 @@ pub mod commit;
 mod fleets;
 mod lanes;
 mod mail;
+mod mail_tables;
 mod outbox;
 mod outbox_verdict;
 mod peers;
@@ -20,6 +21,7 @@ mod schema;
 mod tests;
 mod upgrade_v7;
 mod upgrade_v9;
+mod write_op;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};

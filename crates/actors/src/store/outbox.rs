@@ -13,6 +13,7 @@ use redb::{ReadableDatabase, ReadableTable, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
 use super::mail::{StoredMessage, release};
+use super::mail_tables::{BytesTable, CountTable, MailTables};
 use super::outbox_verdict::Verdict;
 use super::schema::{MESSAGES, META, OUTBOX, OUTGOING, SENT_BY};
 use super::{Store, StoreError};
@@ -55,16 +56,13 @@ impl Default for OutboxRoom {
 /// Refuses a message of `body` bytes for other hosts when the queue to the
 /// hub is full.
 pub(crate) fn check_room(
-    txn: &WriteTransaction,
+    t: &MailTables<'_>,
     room: &OutboxRoom,
     body: usize,
 ) -> Result<(), StoreError> {
     use redb::ReadableTableMetadata;
-    let waiting = txn.open_table(OUTBOX)?.len()?;
-    let bytes = txn
-        .open_table(META)?
-        .get(OUT_BYTES_KEY)?
-        .map_or(0, |v| v.value());
+    let waiting = t.outbox.len()?;
+    let bytes = t.meta.get(OUT_BYTES_KEY)?.map_or(0, |v| v.value());
     if waiting >= room.messages || bytes.saturating_add(body as u64) > room.bytes {
         return Err(StoreError::OutboxFull(format!(
             "{waiting} messages ({bytes} bytes) already wait for the hub, the most this host \
@@ -76,8 +74,7 @@ pub(crate) fn check_room(
     Ok(())
 }
 
-fn add_out_bytes(txn: &WriteTransaction, delta: i64) -> Result<(), StoreError> {
-    let mut meta = txn.open_table(META)?;
+fn add_out_bytes(meta: &mut CountTable<'_>, delta: i64) -> Result<(), StoreError> {
     let now = meta.get(OUT_BYTES_KEY)?.map_or(0, |v| v.value());
     meta.insert(OUT_BYTES_KEY, now.saturating_add_signed(delta))?;
     Ok(())
@@ -144,19 +141,17 @@ pub struct OutboxEntry {
 /// Records a newly accepted message in its sender's outbox; `remote`
 /// recipients are queued for the hub (the message's body stays held).
 pub(crate) fn record_sent(
-    txn: &WriteTransaction,
+    t: &mut MailTables<'_>,
     message: &Message,
     remote: &[PeerId],
 ) -> Result<(), StoreError> {
     let out_seq = if remote.is_empty() {
         None
     } else {
-        let mut meta = txn.open_table(META)?;
-        let next = meta.get(OUT_SEQ_KEY)?.map(|v| v.value()).unwrap_or(0) + 1;
-        meta.insert(OUT_SEQ_KEY, next)?;
-        drop(meta);
-        txn.open_table(OUTBOX)?.insert(next, message.id.as_str())?;
-        add_out_bytes(txn, message.body.len() as i64)?;
+        let next = t.meta.get(OUT_SEQ_KEY)?.map(|v| v.value()).unwrap_or(0) + 1;
+        t.meta.insert(OUT_SEQ_KEY, next)?;
+        t.outbox.insert(next, message.id.as_str())?;
+        add_out_bytes(&mut t.meta, message.body.len() as i64)?;
         Some(next)
     };
     let recipients = message
@@ -180,12 +175,12 @@ pub(crate) fn record_sent(
         recipients,
         out_seq,
     };
-    put_entry(txn, &entry)?;
+    put_entry(&mut t.outgoing, &entry)?;
     let from = message.from.to_string();
-    let mut sent_by = txn.open_table(SENT_BY)?;
-    sent_by.insert((from.as_str(), message.seq), message.id.as_str())?;
+    t.sent_by
+        .insert((from.as_str(), message.seq), message.id.as_str())?;
     if let Some(old_seq) = message.seq.checked_sub(OUTBOX_KEEP) {
-        prune(txn, &mut sent_by, &from, old_seq, message.sent_at)?;
+        prune(t, &from, old_seq, message.sent_at)?;
     }
     Ok(())
 }
@@ -195,20 +190,14 @@ pub(crate) fn record_sent(
 /// those older than [`OUTBOX_STALE_MS`] that no longer hold a body for the
 /// hub (a receipt that never came). An entry left now is looked at again
 /// at the sender's next message, so none stays for good.
-fn prune(
-    txn: &WriteTransaction,
-    sent_by: &mut redb::Table<(&str, u64), &str>,
-    from: &str,
-    upto: u64,
-    now: Timestamp,
-) -> Result<(), StoreError> {
+fn prune(t: &mut MailTables<'_>, from: &str, upto: u64, now: Timestamp) -> Result<(), StoreError> {
     let mut old = Vec::new();
-    for row in sent_by.range((from, 0)..=(from, upto))?.take(PRUNE_SCAN) {
+    for row in t.sent_by.range((from, 0)..=(from, upto))?.take(PRUNE_SCAN) {
         let (k, v) = row?;
         old.push((k.value().1, v.value().to_owned()));
     }
     for (seq, id) in old {
-        let gone = match entry(txn, &id)? {
+        let gone = match entry(&t.outgoing, &id)? {
             None => true,
             Some(e) => {
                 e.recipients.iter().all(|r| r.state.is_final())
@@ -216,22 +205,20 @@ fn prune(
             }
         };
         if gone {
-            sent_by.remove((from, seq))?;
-            txn.open_table(OUTGOING)?.remove(id.as_str())?;
+            t.sent_by.remove((from, seq))?;
+            t.outgoing.remove(id.as_str())?;
         }
     }
     Ok(())
 }
 
-fn put_entry(txn: &WriteTransaction, entry: &OutboxEntry) -> Result<(), StoreError> {
-    txn.open_table(OUTGOING)?
-        .insert(entry.id.as_str(), codec::encode(entry)?.as_slice())?;
+fn put_entry(outgoing: &mut BytesTable<'_>, entry: &OutboxEntry) -> Result<(), StoreError> {
+    outgoing.insert(entry.id.as_str(), codec::encode(entry)?.as_slice())?;
     Ok(())
 }
 
-fn entry(txn: &WriteTransaction, id: &str) -> Result<Option<OutboxEntry>, StoreError> {
-    let table = txn.open_table(OUTGOING)?;
-    let got = table.get(id)?;
+fn entry(outgoing: &BytesTable<'_>, id: &str) -> Result<Option<OutboxEntry>, StoreError> {
+    let got = outgoing.get(id)?;
     Ok(match got {
         Some(v) => Some(codec::decode(v.value(), RECORD_LIMIT)?),
         None => None,
@@ -260,7 +247,7 @@ pub(crate) fn rename_sender(
             .insert((new_key.as_str(), seq), id.as_str())?
             .map(|v| v.value().to_owned());
         if let Some(replaced) = replaced
-            && entry(txn, &replaced)?
+            && entry(&txn.open_table(OUTGOING)?, &replaced)?
                 .is_some_and(|e| e.recipients.iter().all(|r| r.state.is_final()))
         {
             txn.open_table(OUTGOING)?.remove(replaced.as_str())?;
@@ -299,14 +286,17 @@ pub(crate) fn forwarded(
     id: &MessageId,
     outcome: &ForwardOutcome,
 ) -> Result<(), StoreError> {
-    let Some(mut e) = entry(txn, id.as_str())? else {
+    let mut outgoing = txn.open_table(OUTGOING)?;
+    let Some(mut e) = entry(&outgoing, id.as_str())? else {
         return Ok(());
     };
     let Some(verdict) = e.apply_verdict(outcome) else {
         return Ok(());
     };
+    put_entry(&mut outgoing, &e)?;
+    drop(outgoing);
     let Verdict::Left(out_seq) = verdict else {
-        return put_entry(txn, &e);
+        return Ok(());
     };
     txn.open_table(OUTBOX)?.remove(out_seq)?;
     let body = txn
@@ -315,15 +305,15 @@ pub(crate) fn forwarded(
         .map(|v| codec::decode::<StoredMessage>(v.value(), RECORD_LIMIT))
         .transpose()?
         .map_or(0, |s| s.message.body.len());
-    add_out_bytes(txn, -(body as i64))?;
-    put_entry(txn, &e)?;
+    add_out_bytes(&mut txn.open_table(META)?, -(body as i64))?;
     release(txn, id.as_str())
 }
 
 /// A receipt from the hub: the named recipients got the message, or never
 /// will.
 pub(crate) fn receipt(txn: &WriteTransaction, receipt: &Receipt) -> Result<(), StoreError> {
-    let Some(mut e) = entry(txn, receipt.id.as_str())? else {
+    let mut outgoing = txn.open_table(OUTGOING)?;
+    let Some(mut e) = entry(&outgoing, receipt.id.as_str())? else {
         return Ok(());
     };
     for r in e
@@ -340,7 +330,7 @@ pub(crate) fn receipt(txn: &WriteTransaction, receipt: &Receipt) -> Result<(), S
             }
         }
     }
-    put_entry(txn, &e)
+    put_entry(&mut outgoing, &e)
 }
 
 impl Store {

@@ -96,7 +96,11 @@ pub(crate) fn rename_peer(
     move_private_group(txn, old, new)?;
     let seqs = inbox_keys(txn, &old_key)?;
     super::retention::inbox_removed(txn, &old_key, seqs.len() as u64)?;
-    super::retention::inbox_added(txn, &new_key, seqs.len() as u64)?;
+    super::retention::inbox_added(
+        &mut txn.open_table(super::schema::INBOX_DEPTH)?,
+        &new_key,
+        seqs.len() as u64,
+    )?;
     let mut inbox = txn.open_table(INBOX)?;
     for seq in seqs {
         let id = inbox

@@ -10,10 +10,11 @@
 //! (ids are unique among the senders of one host; the hub and receipts
 //! rely on it). Must not decide who may receive what.
 
-use redb::{ReadableDatabase, ReadableTable, WriteTransaction};
+use redb::{ReadableDatabase, ReadableTable};
 
 use super::mail::{StoredMessage, bump};
-use super::schema::{HOST_SEQ_KEY, INBOX, MESSAGES, META, PEERS, RECEIVED, SEEN};
+use super::mail_tables::MailTables;
+use super::schema::{HOST_SEQ_KEY, RECEIVED, SEEN};
 use super::{SeenRecord, Store, StoreError};
 use crate::codec;
 use crate::federation::Deliver;
@@ -36,17 +37,13 @@ pub(crate) fn id_of_key(key: &str) -> &str {
 /// delivered before (recorded in `received`, or, for a delivery stored
 /// before version 4, in `seen` under the bare id with the same sender);
 /// `None` if it was not delivered before.
-fn delivered_before(
-    txn: &WriteTransaction,
-    d: &Deliver,
-) -> Result<Option<Vec<PeerId>>, StoreError> {
+fn delivered_before(t: &MailTables<'_>, d: &Deliver) -> Result<Option<Vec<PeerId>>, StoreError> {
     let (id, from) = (d.message.id.as_str(), d.message.from.to_string());
-    if let Some(old) = txn.open_table(RECEIVED)?.get((id, from.as_str()))? {
+    if let Some(old) = t.received.get((id, from.as_str()))? {
         let old: SeenRecord = codec::decode(old.value(), RECORD_LIMIT)?;
         return Ok(Some(old.to));
     }
-    let seen = txn.open_table(SEEN)?;
-    let Some(old) = seen.get(id)? else {
+    let Some(old) = t.seen.get(id)? else {
         return Ok(None);
     };
     let old: SeenRecord = codec::decode(old.value(), RECORD_LIMIT)?;
@@ -61,23 +58,21 @@ fn delivered_before(
 /// that were not stored the first time (a repeat must not turn a peer that
 /// had left into a delivered one).
 pub(crate) fn accept_delivery(
-    txn: &WriteTransaction,
+    t: &mut MailTables<'_>,
     d: &Deliver,
 ) -> Result<Vec<PeerId>, StoreError> {
-    if let Some(stored_for) = delivered_before(txn, d)? {
+    if let Some(stored_for) = delivered_before(t, d)? {
         return Ok(repeat_gone(&d.to, &stored_for));
     }
-    let peers = txn.open_table(PEERS)?;
     let mut here = Vec::new();
     let mut gone = Vec::new();
     for p in &d.to {
-        if peers.get(p.to_string().as_str())?.is_some() {
+        if t.peers.get(p.to_string().as_str())?.is_some() {
             here.push(p.clone());
         } else {
             gone.push(p.clone());
         }
     }
-    drop(peers);
     let record = SeenRecord {
         from: d.message.from.clone(),
         to: here.clone(),
@@ -85,32 +80,26 @@ pub(crate) fn accept_delivery(
         sent_at: d.message.sent_at,
     };
     let from = d.message.from.to_string();
-    txn.open_table(RECEIVED)?.insert(
+    t.received.insert(
         (d.message.id.as_str(), from.as_str()),
         codec::encode(&record)?.as_slice(),
     )?;
-    super::retention::remembered(
-        txn,
-        d.message.id.as_str(),
-        &from,
-        super::retention::IDS_KEEP,
-    )?;
+    super::retention::remembered(t, d.message.id.as_str(), &from, super::retention::IDS_KEEP)?;
     if here.is_empty() {
         return Ok(gone);
     }
     let key = message_key(&d.message.from, &d.message.id);
-    let host_seq = bump(&mut txn.open_table(META)?, HOST_SEQ_KEY)?;
-    let mut inbox = txn.open_table(INBOX)?;
+    let host_seq = bump(&mut t.meta, HOST_SEQ_KEY)?;
     for r in &here {
         let r = r.to_string();
-        inbox.insert((r.as_str(), host_seq), key.as_str())?;
-        super::retention::inbox_added(txn, &r, 1)?;
+        t.inbox.insert((r.as_str(), host_seq), key.as_str())?;
+        super::retention::inbox_added(&mut t.inbox_depth, &r, 1)?;
     }
     let stored = StoredMessage {
         message: d.message.clone(),
         pending: here.len() as u32,
     };
-    txn.open_table(MESSAGES)?
+    t.messages
         .insert(key.as_str(), codec::encode(&stored)?.as_slice())?;
     Ok(gone)
 }

@@ -11,6 +11,7 @@
 use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
 
 use super::StoreError;
+use super::mail_tables::{CountTable, MailTables};
 use super::schema::{ID_ORDER, INBOX, INBOX_DEPTH, MESSAGES, META, RECEIVED, SEEN};
 
 /// How many remembered ids are kept for dedupe and replies.
@@ -19,12 +20,15 @@ pub(crate) const IDS_KEEP: u64 = 100_000;
 const FORGET_SCAN: usize = 8;
 const ID_ORDER_KEY: &str = "id_order";
 
-/// `n` entries were added to `peer`'s inbox.
-pub(crate) fn inbox_added(txn: &WriteTransaction, peer: &str, n: u64) -> Result<(), StoreError> {
+/// `n` entries were added to `peer`'s inbox (`depth` is `inbox_depth`).
+pub(crate) fn inbox_added(
+    depth: &mut CountTable<'_>,
+    peer: &str,
+    n: u64,
+) -> Result<(), StoreError> {
     if n == 0 {
         return Ok(());
     }
-    let mut depth = txn.open_table(INBOX_DEPTH)?;
     let now = depth.get(peer)?.map(|v| v.value()).unwrap_or(0);
     depth.insert(peer, now + n)?;
     Ok(())
@@ -45,30 +49,29 @@ pub(crate) fn inbox_removed(txn: &WriteTransaction, peer: &str, n: u64) -> Resul
 /// id (in `seen`), else the sender of a message from another host (in
 /// `received`). Forgets the oldest ids beyond `keep`.
 pub(crate) fn remembered(
-    txn: &WriteTransaction,
+    t: &mut MailTables<'_>,
     id: &str,
     from: &str,
     keep: u64,
 ) -> Result<(), StoreError> {
-    let mut order = txn.open_table(ID_ORDER)?;
-    order.insert(next_order(txn)?, (id, from))?;
-    let mut excess = order.len()?.saturating_sub(keep);
+    let n = next_order(&mut t.meta)?;
+    t.id_order.insert(n, (id, from))?;
+    let mut excess = t.id_order.len()?.saturating_sub(keep);
     if excess == 0 {
         return Ok(());
     }
     let mut oldest = Vec::new();
-    for row in order.iter()?.take(FORGET_SCAN) {
+    for row in t.id_order.iter()?.take(FORGET_SCAN) {
         let (k, v) = row?;
         let (id, from) = v.value();
         oldest.push((k.value(), id.to_owned(), from.to_owned()));
     }
-    drop(order);
     for (n, id, from) in oldest {
         if excess == 0 {
             break;
         }
-        txn.open_table(ID_ORDER)?.remove(n)?;
-        if forget_or_requeue(txn, &id, &from)? {
+        t.id_order.remove(n)?;
+        if forget_or_requeue(t, &id, &from)? {
             excess -= 1;
         }
     }
@@ -77,28 +80,28 @@ pub(crate) fn remembered(
 
 /// Forgets an id whose message no inbox holds (true); one still held goes
 /// to the back of the order, to be looked at again later (false).
-fn forget_or_requeue(txn: &WriteTransaction, id: &str, from: &str) -> Result<bool, StoreError> {
+fn forget_or_requeue(t: &mut MailTables<'_>, id: &str, from: &str) -> Result<bool, StoreError> {
     // The key `received::message_key` gives a message from another host.
     let key = if from.is_empty() {
         id.to_owned()
     } else {
         format!("{from}/{id}")
     };
-    if txn.open_table(MESSAGES)?.get(key.as_str())?.is_some() {
-        let n = next_order(txn)?;
-        txn.open_table(ID_ORDER)?.insert(n, (id, from))?;
+    if t.messages.get(key.as_str())?.is_some() {
+        let n = next_order(&mut t.meta)?;
+        t.id_order.insert(n, (id, from))?;
         return Ok(false);
     }
     if from.is_empty() {
-        txn.open_table(SEEN)?.remove(id)?;
+        t.seen.remove(id)?;
     } else {
-        txn.open_table(RECEIVED)?.remove((id, from))?;
+        t.received.remove((id, from))?;
     }
     Ok(true)
 }
 
-fn next_order(txn: &WriteTransaction) -> Result<u64, StoreError> {
-    super::mail::bump(&mut txn.open_table(META)?, ID_ORDER_KEY)
+fn next_order(meta: &mut CountTable<'_>) -> Result<u64, StoreError> {
+    super::mail::bump(meta, ID_ORDER_KEY)
 }
 
 /// Version 5: counts every inbox and the bytes waiting for the hub, and
@@ -136,11 +139,11 @@ pub(crate) fn create_v5(txn: &WriteTransaction) -> Result<(), StoreError> {
     }
     txn.open_table(META)?
         .insert(super::outbox::OUT_BYTES_KEY, out_bytes)?;
-    txn.open_table(ID_ORDER)?;
+    let mut meta = txn.open_table(META)?;
+    let mut order = txn.open_table(ID_ORDER)?;
     for (_, id, from) in ids {
-        let n = next_order(txn)?;
-        txn.open_table(ID_ORDER)?
-            .insert(n, (id.as_str(), from.as_str()))?;
+        let n = next_order(&mut meta)?;
+        order.insert(n, (id.as_str(), from.as_str()))?;
     }
     Ok(())
 }

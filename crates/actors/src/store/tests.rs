@@ -360,3 +360,6 @@ mod retention_path;
 
 #[path = "tests_lanes.rs"]
 mod lanes;
+
+#[path = "tests_group.rs"]
+mod group;

@@ -3,6 +3,7 @@
 //! first once their message has left every inbox.
 
 use super::*;
+use crate::store::mail_tables::MailTables;
 use crate::store::retention::remembered;
 use crate::store::schema::{ID_ORDER, MESSAGES, SEEN};
 use redb::{ReadableTable, ReadableTableMetadata};
@@ -60,8 +61,11 @@ async fn issue_13_the_oldest_ids_are_forgotten_once_their_message_left_every_inb
             .insert("held", b"x".as_slice())
             .expect("held");
     }
-    for id in ["held", "old", "mid", "new"] {
-        remembered(&txn, id, "", 2).expect("remember");
+    {
+        let mut tables = MailTables::open(&txn).expect("tables");
+        for id in ["held", "old", "mid", "new"] {
+            remembered(&mut tables, id, "", 2).expect("remember");
+        }
     }
     let seen = txn.open_table(SEEN).expect("seen");
     assert!(

@@ -1,0 +1,149 @@
+//! One write to the store, as the commit queue takes it: what it is
+//! ([`WriteOp`]), what it answers ([`WriteDone`]), whether it may wait for
+//! the disk, and how it applies inside the queue's transaction. Must not
+//! open, commit or order transactions (the commit queue does); the rules
+//! of each write live with its tables (`mail`, `received`, `outbox`,
+//! `peers`, `lanes`, `fleets`).
+
+use super::lanes::{self, LaneWrite};
+use super::mail::{self, AcceptOutcome, NewMessage};
+use super::mail_tables::MailTables;
+use super::{StoreError, outbox, peers};
+use crate::federation::{Deliver, ForwardOutcome, Receipt};
+use crate::lane::LaneRecord;
+use crate::lane::events::{EventKind, LaneEvent};
+use crate::model::{PeerRecord, Timestamp};
+use crate::names::{MessageId, PeerId};
+
+/// One write.
+#[derive(Debug)]
+pub(super) enum WriteOp {
+    Accept(NewMessage),
+    Ack {
+        peer: PeerId,
+        ids: Vec<MessageId>,
+    },
+    PutPeer(PeerRecord),
+    RemovePeer {
+        id: PeerId,
+        force: bool,
+    },
+    RenamePeer {
+        old: PeerId,
+        new: PeerId,
+    },
+    Touch(Vec<(PeerId, Timestamp)>),
+    PutLane(Box<LaneRecord>),
+    PutFleet {
+        name: String,
+        json: Vec<u8>,
+    },
+    RemoveFleet(String),
+    WriteLane(Box<LaneWrite>, Timestamp),
+    NoticeSent {
+        lane: String,
+        turn: u32,
+    },
+    RemoveLane {
+        name: String,
+        peer: PeerId,
+        force: bool,
+    },
+    AppendEvents {
+        lane: String,
+        turn: u32,
+        at: Timestamp,
+        kinds: Vec<EventKind>,
+    },
+    Forwarded(MessageId, ForwardOutcome),
+    Receipt(Receipt),
+    AcceptDelivery(Deliver),
+}
+
+impl WriteOp {
+    /// Whether a crash may lose this write without breaking a promise, so
+    /// a group of only such writes commits without waiting for the disk
+    /// (it is on disk with the next group that does): the hub's verdict on
+    /// a forward (the outbox hands the message over again and the hub
+    /// queues it once), that a lane's owner was sent its notice (it is sent
+    /// again, under the same id, so stored once) and when peers were last
+    /// seen.
+    pub(super) fn may_wait_for_the_disk(&self) -> bool {
+        matches!(
+            self,
+            Self::Forwarded(..) | Self::NoticeSent { .. } | Self::Touch(_)
+        )
+    }
+}
+
+#[derive(Debug)]
+pub(super) enum WriteDone {
+    Accepted(AcceptOutcome),
+    Count(u64),
+    Peer(PeerRecord),
+    Events(Vec<LaneEvent>),
+    Gone(Vec<PeerId>),
+    Nothing,
+}
+
+/// Applies one write. Acceptances in a row share their tables (`mail`,
+/// opened by the first of them); any other write closes them first.
+pub(super) fn apply<'t>(
+    txn: &'t redb::WriteTransaction,
+    mail: &mut Option<MailTables<'t>>,
+    op: WriteOp,
+) -> Result<WriteDone, StoreError> {
+    if !matches!(op, WriteOp::Accept(_) | WriteOp::AcceptDelivery(_)) {
+        *mail = None;
+    }
+    match op {
+        WriteOp::Accept(m) => mail::accept(opened(txn, mail)?, m).map(WriteDone::Accepted),
+        WriteOp::Ack { peer, ids } => mail::ack(txn, &peer, &ids).map(WriteDone::Count),
+        WriteOp::PutPeer(p) => peers::put_peer(txn, &p).map(|()| WriteDone::Nothing),
+        WriteOp::RemovePeer { id, force } => {
+            peers::remove_peer(txn, &id, force).map(WriteDone::Count)
+        }
+        WriteOp::RenamePeer { old, new } => {
+            peers::rename_peer(txn, &old, &new).map(WriteDone::Peer)
+        }
+        WriteOp::Touch(seen) => peers::touch(txn, &seen).map(|()| WriteDone::Nothing),
+        WriteOp::PutLane(lane) => lanes::put_lane(txn, &lane).map(|()| WriteDone::Nothing),
+        WriteOp::PutFleet { name, json } => {
+            super::fleets::put(txn, &name, &json).map(|()| WriteDone::Nothing)
+        }
+        WriteOp::RemoveFleet(name) => {
+            super::fleets::remove(txn, &name).map(|()| WriteDone::Nothing)
+        }
+        WriteOp::WriteLane(w, at) => lanes::write_lane(txn, *w, at).map(WriteDone::Events),
+        WriteOp::NoticeSent { lane, turn } => {
+            lanes::notice_sent(txn, &lane, turn).map(|()| WriteDone::Nothing)
+        }
+        WriteOp::RemoveLane { name, peer, force } => {
+            lanes::remove_lane(txn, &name, &peer, force).map(WriteDone::Count)
+        }
+        WriteOp::AppendEvents {
+            lane,
+            turn,
+            at,
+            kinds,
+        } => lanes::append_events(txn, &lane, turn, at, kinds).map(WriteDone::Events),
+        WriteOp::Forwarded(id, outcome) => {
+            outbox::forwarded(txn, &id, &outcome).map(|()| WriteDone::Nothing)
+        }
+        WriteOp::Receipt(r) => outbox::receipt(txn, &r).map(|()| WriteDone::Nothing),
+        WriteOp::AcceptDelivery(d) => {
+            super::received::accept_delivery(opened(txn, mail)?, &d).map(WriteDone::Gone)
+        }
+    }
+}
+
+/// The acceptances' tables, opened now unless they are open.
+fn opened<'a, 't>(
+    txn: &'t redb::WriteTransaction,
+    mail: &'a mut Option<MailTables<'t>>,
+) -> Result<&'a mut MailTables<'t>, StoreError> {
+    match mail {
+        Some(t) => Ok(t),
+        None => Ok(mail.insert(MailTables::open(txn)?)),
+    }
+}
