@@ -51,10 +51,14 @@ impl HeardVerdicts {
         self.changed.send_modify(|n| *n += 1);
     }
 
-    /// The store has recorded `id`'s verdict, or failed to (the link then
-    /// ends, and the message is handed over again).
-    pub(crate) fn recorded(&self, id: &MessageId) {
-        if let Ok(mut heard) = self.heard.lock() {
+    /// The store has recorded `outcome` for `id`, or failed to (the link
+    /// then ends, and the message is handed over again). A different
+    /// verdict heard since for the same message stays until its own
+    /// record lands.
+    pub(crate) fn recorded(&self, id: &MessageId, outcome: &ForwardOutcome) {
+        if let Ok(mut heard) = self.heard.lock()
+            && heard.get(id) == Some(outcome)
+        {
             heard.remove(id);
         }
     }
@@ -168,7 +172,27 @@ mod tests {
         verdicts.heard(&id, &ForwardOutcome::Queued);
         assert!(changed.has_changed().expect("open"), "waiters are woken");
         assert_eq!(verdicts.get(&id), Some(ForwardOutcome::Queued));
-        verdicts.recorded(&id);
+        verdicts.recorded(&id, &ForwardOutcome::Queued);
         assert_eq!(verdicts.get(&id), None, "the store has it from now on");
+    }
+
+    #[test]
+    fn a_later_verdict_outlives_the_record_of_an_earlier_one() {
+        let verdicts = HeardVerdicts::default();
+        let id = MessageId::new("m1").expect("id");
+        let busy = ForwardOutcome::Refused {
+            code: flotilla_actors::federation::ForwardRefusal::Unavailable,
+            reason: "the hub's queue is busy".into(),
+        };
+        verdicts.heard(&id, &busy);
+        verdicts.heard(&id, &ForwardOutcome::Queued);
+        verdicts.recorded(&id, &busy);
+        assert_eq!(
+            verdicts.get(&id),
+            Some(ForwardOutcome::Queued),
+            "the newer verdict waits for its own record"
+        );
+        verdicts.recorded(&id, &ForwardOutcome::Queued);
+        assert_eq!(verdicts.get(&id), None);
     }
 }

@@ -348,21 +348,21 @@ impl Link<'_> {
                 // Senders waiting for it read it at once; its record is
                 // written without an fsync (a crash only repeats the
                 // forward, which the hub queues once).
-                let id = verdict.id.clone();
-                self.ctx.verdicts.heard(&id, &verdict.outcome);
+                let (id, outcome) = (verdict.id.clone(), verdict.outcome.clone());
+                self.ctx.verdicts.heard(&id, &outcome);
                 let submitted = self
                     .ctx
                     .commit
                     .submit_forwarded(verdict.id, verdict.outcome)
                     .await;
                 let stored = submitted.map_err(|e| {
-                    self.ctx.verdicts.recorded(&id);
+                    self.ctx.verdicts.recorded(&id, &outcome);
                     store(e)
                 })?;
                 let ctx = self.ctx.clone();
                 self.after(async move {
                     let stored = stored.await;
-                    ctx.verdicts.recorded(&id);
+                    ctx.verdicts.recorded(&id, &outcome);
                     stored?;
                     stage::reached("verdict.stored", &id);
                     crate::crash_point::reached(&ctx, "verdict.stored");
