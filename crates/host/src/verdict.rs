@@ -72,18 +72,25 @@ impl HeardVerdicts {
 /// message still `accepted` (the outbox follows it).
 const VERDICT_WAIT: Duration = Duration::from_secs(5);
 
-/// The outbox entry of `id` with the verdict heard for it, if the store
-/// has not recorded that yet.
-fn entry_as_heard(ctx: &HostContext, id: &MessageId) -> Result<Option<OutboxEntry>, ControlError> {
-    let verdict = ctx.verdicts.get(id);
-    let mut entry = ctx
-        .store
+/// The store's outbox entry of `id`.
+fn stored_entry(ctx: &HostContext, id: &MessageId) -> Result<Option<OutboxEntry>, ControlError> {
+    ctx.store
         .outbox_entry(id)
-        .map_err(crate::registry::store_error)?;
-    if let (Some(e), Some(outcome)) = (entry.as_mut(), verdict) {
+        .map_err(crate::registry::store_error)
+}
+
+/// `stored` with the verdict heard for `id`, if the store has not recorded
+/// that yet.
+fn as_heard(
+    ctx: &HostContext,
+    id: &MessageId,
+    stored: &Option<OutboxEntry>,
+) -> Option<OutboxEntry> {
+    let mut entry = stored.clone();
+    if let (Some(e), Some(outcome)) = (entry.as_mut(), ctx.verdicts.get(id)) {
         e.apply_verdict(&outcome);
     }
-    Ok(entry)
+    entry
 }
 
 fn linked(ctx: &HostContext) -> bool {
@@ -104,10 +111,13 @@ pub(crate) async fn await_hub(
     let mut epoch = ctx.mail_epoch.clone();
     let mut heard = ctx.verdicts.changed.subscribe();
     let deadline = tokio::time::Instant::now() + VERDICT_WAIT;
+    epoch.borrow_and_update();
+    // The store is read again only after a commit: a verdict heard for
+    // another message (many are, with many sends in flight) costs this
+    // waiter a look into the map, not a read of the store.
+    let mut stored = stored_entry(ctx, &reply.id)?;
     let entry = loop {
-        epoch.borrow_and_update();
-        heard.borrow_and_update();
-        let entry = entry_as_heard(ctx, &reply.id)?;
+        let entry = as_heard(ctx, &reply.id, &stored);
         let waiting = entry.as_ref().is_some_and(|e| {
             e.recipients
                 .iter()
@@ -118,12 +128,13 @@ pub(crate) async fn await_hub(
         }
         let changed = async {
             tokio::select! {
-                r = epoch.changed() => r.is_ok(),
-                r = heard.changed() => r.is_ok(),
+                r = epoch.changed() => r.ok().map(|()| true),
+                r = heard.changed() => r.ok().map(|()| false),
             }
         };
         match tokio::time::timeout_at(deadline, changed).await {
-            Ok(true) => {}
+            Ok(Some(true)) => stored = stored_entry(ctx, &reply.id)?,
+            Ok(Some(false)) => {}
             _ => break entry,
         }
     };

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use flotilla_actors::codec::{self, CodecError};
-use flotilla_actors::federation::{Deliver, Receipt, ReceiptState};
+use flotilla_actors::federation::{Deliver, Receipt};
 use flotilla_actors::model::{Message, PeerRecord, Timestamp};
 use flotilla_actors::names::{GroupName, HostName, PeerId};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
@@ -319,60 +319,6 @@ impl HubStore {
     }
 }
 
-fn next_seq(txn: &WriteTransaction) -> Result<u64, HubStoreError> {
-    let mut meta = txn.open_table(META)?;
-    let next = meta.get("seq")?.map(|v| v.value()).unwrap_or(0) + 1;
-    meta.insert("seq", next)?;
-    Ok(next)
-}
-
-fn take_queued(
-    txn: &WriteTransaction,
-    host: &HostName,
-    seq: u64,
-    now: Timestamp,
-) -> Result<Option<Queued>, HubStoreError> {
-    let mut queue = txn.open_table(QUEUE)?;
-    let Some(bytes) = queue.remove((host.as_str(), seq))? else {
-        return Ok(None);
-    };
-    let queued: Queued = codec::decode(bytes.value(), RECORD_LIMIT)?;
-    drop(bytes);
-    drop(queue);
-    let from = queued.message.from.to_string();
-    txn.open_table(QUEUED_IDS)?.remove((
-        host.as_str(),
-        from.as_str(),
-        queued.message.id.as_str(),
-    ))?;
-    txn.open_table(BY_AGE)?
-        .remove((queued.queued_at.0, host.as_str(), seq))?;
-    handled::record(txn, host, &queued.message, now.0)?;
-    Ok(Some(queued))
-}
-
-fn add_receipts(
-    txn: &WriteTransaction,
-    sender: &HostName,
-    message: &Message,
-    receipts: Vec<(Vec<PeerId>, ReceiptState)>,
-) -> Result<Vec<Receipt>, HubStoreError> {
-    let mut made = Vec::new();
-    for (to, state) in receipts {
-        let seq = next_seq(txn)?;
-        let receipt = Receipt {
-            seq,
-            id: message.id.clone(),
-            to,
-            state,
-        };
-        txn.open_table(RECEIPTS)?
-            .insert((sender.as_str(), seq), codec::encode(&receipt)?.as_slice())?;
-        made.push(receipt);
-    }
-    Ok(made)
-}
-
 /// The bytes a message counts against a quota.
 pub fn size_of_message(m: &Message) -> u64 {
     (m.body.len() + m.summary.as_ref().map_or(0, String::len)) as u64
@@ -394,7 +340,11 @@ pub use queue::{Enqueue, Made, QueueOp, QueueOpDone};
 
 #[path = "store_handled.rs"]
 mod handled;
+
+#[path = "store_tables.rs"]
+mod tables;
 pub use handled::MAX_HANDLED;
+use tables::{QueueTables, add_receipts, take_queued};
 
 #[cfg(test)]
 #[path = "store_tests.rs"]

@@ -11,7 +11,9 @@ use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::HostName;
 use redb::ReadableTable;
 
-use super::{BY_AGE, HOSTS, HubStore, HubStoreError, QUEUE, RECEIPTS, add_receipts, take_queued};
+use super::{
+    BY_AGE, HOSTS, HubStore, HubStoreError, QUEUE, QueueTables, add_receipts, take_queued,
+};
 
 /// What an expiry sweep dropped.
 #[derive(Debug, Default)]
@@ -37,13 +39,15 @@ impl HubStore {
             old.push((host.to_owned(), seq));
         }
         let mut out = Expired::default();
+        let mut t = QueueTables::open(&txn)?;
         for (host, seq) in old {
             let Ok(host) = HostName::new(&host) else {
                 continue;
             };
             let reason = format!("expired at the hub: {host} did not come back in time");
-            drop_queued(&txn, &host, seq, self.now(), reason, &mut out)?;
+            drop_queued(&mut t, &host, seq, self.now(), reason, &mut out)?;
         }
+        drop(t);
         txn.commit()?;
         Ok(out)
     }
@@ -61,19 +65,19 @@ impl HubStore {
             .map(|row| row.map(|(k, _)| k.value().1))
             .collect::<Result<_, _>>()?;
         let mut out = Expired::default();
+        let mut t = QueueTables::open(&txn)?;
         for seq in seqs {
-            drop_queued(&txn, host, seq, self.now(), why.to_owned(), &mut out)?;
+            drop_queued(&mut t, host, seq, self.now(), why.to_owned(), &mut out)?;
         }
-        {
-            let mut receipts = txn.open_table(RECEIPTS)?;
-            let owed: Vec<u64> = receipts
-                .range(range)?
-                .map(|row| row.map(|(k, _)| k.value().1))
-                .collect::<Result<_, _>>()?;
-            for seq in owed {
-                receipts.remove((host.as_str(), seq))?;
-            }
+        let owed: Vec<u64> = t
+            .receipts
+            .range(range)?
+            .map(|row| row.map(|(k, _)| k.value().1))
+            .collect::<Result<_, _>>()?;
+        for seq in owed {
+            t.receipts.remove((host.as_str(), seq))?;
         }
+        drop(t);
         txn.commit()?;
         Ok(out)
     }
@@ -82,19 +86,19 @@ impl HubStore {
 /// Takes `host`'s queued delivery `seq` out of the queue, with a `dropped`
 /// receipt saying `reason` for its sender, and counts it in `out`.
 fn drop_queued(
-    txn: &redb::WriteTransaction,
+    t: &mut QueueTables<'_>,
     host: &HostName,
     seq: u64,
     now: Timestamp,
     reason: String,
     out: &mut Expired,
 ) -> Result<(), HubStoreError> {
-    let Some(q) = take_queued(txn, host, seq, now)? else {
+    let Some(q) = take_queued(t, host, seq, now)? else {
         return Ok(());
     };
     let sender = q.message.from.host.clone();
     let made = add_receipts(
-        txn,
+        t,
         &sender,
         &q.message,
         vec![(q.to, ReceiptState::Dropped { reason })],

@@ -13,12 +13,13 @@ use flotilla_actors::model::Message;
 use flotilla_actors::names::HostName;
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 
-use super::{HubStore, HubStoreError, QUEUED_IDS, WriteTransaction};
+use super::{HubStore, HubStoreError, QUEUED_IDS, QueueTables, WriteTransaction};
 
 /// (host, sender, message id) to when it left its queue (ms).
-const HANDLED: TableDefinition<(&str, &str, &str), u64> = TableDefinition::new("handled");
+pub(super) const HANDLED: TableDefinition<(&str, &str, &str), u64> =
+    TableDefinition::new("handled");
 /// (when, host, sender, message id): the record by age, for the sweep.
-const HANDLED_BY_AGE: TableDefinition<(u64, &str, &str, &str), ()> =
+pub(super) const HANDLED_BY_AGE: TableDefinition<(u64, &str, &str, &str), ()> =
     TableDefinition::new("handled_by_age");
 
 /// Most handled messages remembered; past it the oldest are forgotten.
@@ -33,32 +34,30 @@ pub(super) fn create(txn: &WriteTransaction) -> Result<(), HubStoreError> {
 
 /// Remembers that `message` left `host`'s queue at `at`.
 pub(super) fn record(
-    txn: &WriteTransaction,
+    t: &mut QueueTables<'_>,
     host: &HostName,
     message: &Message,
     at: u64,
 ) -> Result<(), HubStoreError> {
     let from = message.from.to_string();
     let key = (host.as_str(), from.as_str(), message.id.as_str());
-    if let Some(old) = txn.open_table(HANDLED)?.insert(key, at)? {
+    if let Some(old) = t.handled.insert(key, at)? {
         let old = old.value();
-        txn.open_table(HANDLED_BY_AGE)?
-            .remove((old, key.0, key.1, key.2))?;
+        t.handled_by_age.remove((old, key.0, key.1, key.2))?;
     }
-    txn.open_table(HANDLED_BY_AGE)?
-        .insert((at, key.0, key.1, key.2), ())?;
+    t.handled_by_age.insert((at, key.0, key.1, key.2), ())?;
     Ok(())
 }
 
 /// Whether `message` was handled for `host` already.
 pub(super) fn was_handled(
-    txn: &WriteTransaction,
+    t: &QueueTables<'_>,
     host: &HostName,
     message: &Message,
 ) -> Result<bool, HubStoreError> {
     let from = message.from.to_string();
     let key = (host.as_str(), from.as_str(), message.id.as_str());
-    Ok(txn.open_table(HANDLED)?.get(key)?.is_some())
+    Ok(t.handled.get(key)?.is_some())
 }
 
 impl HubStore {

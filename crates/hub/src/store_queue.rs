@@ -13,12 +13,11 @@ use flotilla_actors::codec;
 use flotilla_actors::federation::{Deliver, ReceiptState};
 use flotilla_actors::model::{Message, Timestamp};
 use flotilla_actors::names::{HostName, PeerId};
-use redb::{ReadableTable, WriteTransaction};
+use redb::ReadableTable;
 
 use super::size_of_message;
 use super::{
-    BY_AGE, DeliveryDone, HubStore, HubStoreError, QUEUE, QUEUED_IDS, Queued, RECEIPTS,
-    add_receipts, handled, next_seq, take_queued,
+    DeliveryDone, HubStore, HubStoreError, QueueTables, Queued, add_receipts, handled, take_queued,
 };
 
 /// One forward to queue: the message and its recipients by host.
@@ -87,21 +86,23 @@ impl HubStore {
         let mut durable = false;
         let now = self.now();
         let mut done = Vec::new();
+        let mut t = QueueTables::open(&txn)?;
         for op in group {
             done.push(match op {
                 QueueOp::Enqueue(e) => {
                     durable = true;
-                    QueueOpDone::Made(enqueue_in(&txn, &e.message, &e.by_host, e.now)?)
+                    QueueOpDone::Made(enqueue_in(&mut t, &e.message, &e.by_host, e.now)?)
                 }
                 QueueOp::Delivered { host, seq, gone } => {
-                    QueueOpDone::Delivered(delivered_in(&txn, host, seq, gone, now)?)
+                    QueueOpDone::Delivered(delivered_in(&mut t, host, seq, gone, now)?)
                 }
                 QueueOp::AckReceipts { host, seq } => {
-                    ack_receipts_in(&txn, host, seq)?;
+                    ack_receipts_in(&mut t, host, seq)?;
                     QueueOpDone::Acked
                 }
             });
         }
+        drop(t);
         if !durable {
             txn.set_durability(redb::Durability::None)
                 .map_err(|e| HubStoreError::Db(Box::new(e.into())))?;
@@ -164,31 +165,29 @@ impl HubStore {
 }
 
 fn enqueue_in(
-    txn: &WriteTransaction,
+    t: &mut QueueTables<'_>,
     message: &Message,
     by_host: &BTreeMap<HostName, Vec<PeerId>>,
     now: Timestamp,
 ) -> Result<Made, HubStoreError> {
     let mut made = Vec::new();
-    let mut ids = txn.open_table(QUEUED_IDS)?;
-    let mut queue = txn.open_table(QUEUE)?;
-    let mut by_age = txn.open_table(BY_AGE)?;
     let from = message.from.to_string();
     for (host, to) in by_host {
         let key = (host.as_str(), from.as_str(), message.id.as_str());
-        if ids.get(key)?.is_some() || handled::was_handled(txn, host, message)? {
+        if t.queued_ids.get(key)?.is_some() || handled::was_handled(t, host, message)? {
             continue;
         }
-        let seq = next_seq(txn)?;
+        let seq = t.next_seq()?;
         let queued = Queued {
             message: message.clone(),
             to: to.clone(),
             queued_at: now,
             bytes: size_of_message(message),
         };
-        queue.insert((host.as_str(), seq), codec::encode(&queued)?.as_slice())?;
-        ids.insert(key, seq)?;
-        by_age.insert((now.0, host.as_str(), seq), ())?;
+        t.queue
+            .insert((host.as_str(), seq), codec::encode(&queued)?.as_slice())?;
+        t.queued_ids.insert(key, seq)?;
+        t.by_age.insert((now.0, host.as_str(), seq), ())?;
         let deliver = Deliver {
             seq,
             message: message.clone(),
@@ -203,13 +202,13 @@ fn enqueue_in(
 /// the sender's host; `None` if it was not queued (a repeated
 /// acknowledgement).
 pub(super) fn delivered_in(
-    txn: &WriteTransaction,
+    t: &mut QueueTables<'_>,
     host: &HostName,
     seq: u64,
     gone: &[PeerId],
     now: Timestamp,
 ) -> Result<Option<DeliveryDone>, HubStoreError> {
-    let Some(queued) = take_queued(txn, host, seq, now)? else {
+    let Some(queued) = take_queued(t, host, seq, now)? else {
         return Ok(None);
     };
     let sender = queued.message.from.host.clone();
@@ -223,7 +222,7 @@ pub(super) fn delivered_in(
         let reason = "the peer left its host before the message arrived".to_owned();
         receipts.push((lost, ReceiptState::Dropped { reason }));
     }
-    let made = add_receipts(txn, &sender, &queued.message, receipts)?;
+    let made = add_receipts(t, &sender, &queued.message, receipts)?;
     Ok(Some(DeliveryDone {
         sender,
         receipts: made,
@@ -233,17 +232,17 @@ pub(super) fn delivered_in(
 
 /// Drops the receipts owed to `host` up to `seq`.
 pub(super) fn ack_receipts_in(
-    txn: &WriteTransaction,
+    t: &mut QueueTables<'_>,
     host: &HostName,
     seq: u64,
 ) -> Result<(), HubStoreError> {
-    let mut table = txn.open_table(RECEIPTS)?;
-    let keys: Vec<u64> = table
+    let keys: Vec<u64> = t
+        .receipts
         .range((host.as_str(), 0)..=(host.as_str(), seq))?
         .map(|row| row.map(|(k, _)| k.value().1))
         .collect::<Result<_, _>>()?;
     for k in keys {
-        table.remove((host.as_str(), k))?;
+        t.receipts.remove((host.as_str(), k))?;
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Tests of the hub's store.
 
 use super::*;
+use flotilla_actors::federation::ReceiptState;
 use flotilla_actors::names::MessageId;
 use std::collections::BTreeMap;
 
@@ -325,4 +326,75 @@ fn a_forgotten_host_loses_its_roster_queue_and_owed_receipts() {
             .is_empty()
     );
     assert!(store.receipts(&host("gone")).expect("owed").is_empty());
+}
+
+#[test]
+fn one_group_sees_its_own_earlier_writes_through_tables_opened_once() {
+    let dir = tempfile::tempdir().expect("dir");
+    let store = HubStore::open(&dir.path().join("hub.redb")).expect("open");
+    let (first, second) = (message("laptop/lead", "one"), message("laptop/lead", "two"));
+    let work = host("work");
+    let seq = store
+        .enqueue(&first, &to(&["work/a"]), Timestamp(1))
+        .expect("q")[0]
+        .1
+        .seq;
+    let laptop = host("laptop");
+    let (a, b) = (
+        Enqueue {
+            message: second.clone(),
+            by_host: to(&["work/a"]),
+            now: Timestamp(2),
+        },
+        Enqueue {
+            message: first.clone(),
+            by_host: to(&["work/a"]),
+            now: Timestamp(3),
+        },
+    );
+    let done = store
+        .apply_group(
+            [
+                QueueOp::Delivered {
+                    host: &work,
+                    seq,
+                    gone: &[],
+                },
+                QueueOp::AckReceipts {
+                    host: &laptop,
+                    seq: u64::MAX,
+                },
+                QueueOp::Enqueue(&a),
+                QueueOp::Enqueue(&a),
+                QueueOp::Enqueue(&b),
+            ],
+            |_| {},
+        )
+        .expect("group");
+    assert!(
+        matches!(done[0], QueueOpDone::Delivered(Some(_))),
+        "{done:?}"
+    );
+    let made = |i: usize| match &done[i] {
+        QueueOpDone::Made(made) => made.len(),
+        other => panic!("op {i}: {other:?}"),
+    };
+    assert_eq!(made(2), 1, "queued");
+    assert_eq!(
+        made(3),
+        0,
+        "the same forward again in the group is queued once"
+    );
+    assert_eq!(
+        made(4),
+        0,
+        "delivered earlier in the group: handled, not queued again"
+    );
+    assert!(
+        store.receipts(&laptop).expect("receipts").is_empty(),
+        "acked in the group"
+    );
+    let queued = store.queued(&work, 0, 10).expect("queued");
+    let bodies: Vec<&str> = queued.iter().map(|d| d.message.body.as_str()).collect();
+    assert_eq!(bodies, ["two"]);
 }
