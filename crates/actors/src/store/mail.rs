@@ -169,23 +169,26 @@ pub(crate) fn drop_inbox(txn: &WriteTransaction, peer: &str) -> Result<(), Store
     Ok(())
 }
 
-pub(crate) fn release(txn: &WriteTransaction, id: &str) -> Result<(), StoreError> {
+/// One holder of message `id` let go of it (an inbox read it, or the
+/// hub took it); the message goes once none holds it. The length of its
+/// body, if it was held.
+pub(crate) fn release(txn: &WriteTransaction, id: &str) -> Result<Option<usize>, StoreError> {
     let mut messages = txn.open_table(MESSAGES)?;
     let stored = messages
         .get(id)?
-        .map(|v| codec::decode::<StoredMessage>(v.value(), MESSAGE_LIMIT));
-    match stored {
-        Some(Ok(mut s)) if s.pending > 1 => {
-            s.pending -= 1;
-            messages.insert(id, codec::encode(&s)?.as_slice())?;
-        }
-        Some(Ok(_)) => {
-            messages.remove(id)?;
-        }
-        Some(Err(e)) => return Err(e.into()),
-        None => {}
+        .map(|v| codec::decode::<StoredMessage>(v.value(), MESSAGE_LIMIT))
+        .transpose()?;
+    let Some(mut s) = stored else {
+        return Ok(None);
+    };
+    let body = s.message.body.len();
+    if s.pending > 1 {
+        s.pending -= 1;
+        messages.insert(id, codec::encode(&s)?.as_slice())?;
+    } else {
+        messages.remove(id)?;
     }
-    Ok(())
+    Ok(Some(body))
 }
 
 /// Acknowledges messages of one inbox; returns how many were removed.

@@ -299,14 +299,8 @@ pub(crate) fn forwarded(
         return Ok(());
     };
     txn.open_table(OUTBOX)?.remove(out_seq)?;
-    let body = txn
-        .open_table(MESSAGES)?
-        .get(id.as_str())?
-        .map(|v| codec::decode::<StoredMessage>(v.value(), RECORD_LIMIT))
-        .transpose()?
-        .map_or(0, |s| s.message.body.len());
-    add_out_bytes(&mut txn.open_table(META)?, -(body as i64))?;
-    release(txn, id.as_str())
+    let body = release(txn, id.as_str())?.unwrap_or(0);
+    add_out_bytes(&mut txn.open_table(META)?, -(body as i64))
 }
 
 /// A receipt from the hub: the named recipients got the message, or never
