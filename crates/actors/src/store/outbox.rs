@@ -241,19 +241,20 @@ pub(crate) fn rename_sender(
         let (k, v) = row?;
         moved.push((k.value().1, v.value().to_owned()));
     }
+    let mut outgoing = txn.open_table(OUTGOING)?;
     for (seq, id) in moved {
         sent_by.remove((old_key.as_str(), seq))?;
         let replaced = sent_by
             .insert((new_key.as_str(), seq), id.as_str())?
             .map(|v| v.value().to_owned());
         if let Some(replaced) = replaced
-            && entry(&txn.open_table(OUTGOING)?, &replaced)?
+            && entry(&outgoing, &replaced)?
                 .is_some_and(|e| e.recipients.iter().all(|r| r.state.is_final()))
         {
-            txn.open_table(OUTGOING)?.remove(replaced.as_str())?;
+            outgoing.remove(replaced.as_str())?;
         }
     }
-    drop(sent_by);
+    drop((sent_by, outgoing));
     let waiting: Vec<String> = {
         let outbox = txn.open_table(OUTBOX)?;
         let mut out = Vec::new();
