@@ -130,11 +130,7 @@ fn a_crash_after_a_turn_ends_still_logs_it_and_tells_the_owner() {
     ]);
     restart_after_crash(&mut home);
     wait_until("the owner's notice", Duration::from_secs(20), || {
-        let inbox = home.json(&["inbox", "--as", "lead", "--peek"]);
-        inbox["messages"].as_array().is_some_and(|m| {
-            m.iter()
-                .any(|m| m["from"].as_str().unwrap_or("").ends_with("/told"))
-        })
+        notices_from(&home, "told") > 0
     });
     assert_eq!(
         count_events(&home, "told", "turn.completed", ""),
@@ -156,20 +152,23 @@ fn a_crash_after_the_owners_notice_is_recorded_tells_the_owner_once() {
         "lane", "start", "--cli", "exec", "-n", "once", "--as", "lead", "--", "echo", "over",
     ]);
     restart_after_crash(&mut home);
-    let from_lane = |home: &TestHome| {
-        let inbox = home.json(&["inbox", "--as", "lead", "--peek"]);
-        inbox["messages"].as_array().map_or(0, |m| {
-            m.iter()
-                .filter(|m| m["from"].as_str().unwrap_or("").ends_with("/once"))
-                .count()
-        })
-    };
     wait_until("the owner's notice", Duration::from_secs(20), || {
-        from_lane(&home) > 0
+        notices_from(&home, "once") > 0
     });
     let (c, v) = code(&home, &["lane", "wait", "once"]);
     assert_eq!((c, v["result"].as_str()), (0, Some("over")), "{v}");
-    assert_eq!(from_lane(&home), 1, "the owner is told once");
+    assert_eq!(notices_from(&home, "once"), 1, "the owner is told once");
+}
+
+/// How many messages from lane `lane` wait in the inbox of `lead`.
+fn notices_from(home: &TestHome, lane: &str) -> usize {
+    let inbox = home.json(&["inbox", "--as", "lead", "--peek"]);
+    let suffix = format!("/{lane}");
+    inbox["messages"].as_array().map_or(0, |m| {
+        m.iter()
+            .filter(|m| m["from"].as_str().unwrap_or("").ends_with(&suffix))
+            .count()
+    })
 }
 
 #[test]
