@@ -24,3 +24,4 @@ pub mod protocol;
 pub mod store;
 pub mod supervision;
 pub mod tls;
+pub mod wal;

@@ -1,8 +1,9 @@
 //! The group-commit queue: the one writer of a store.
 //!
 //! Writes from any task go into a channel; a dedicated thread takes every
-//! write waiting at that moment, applies them in one redb transaction,
-//! commits it durably (one fsync for the whole group) and only then answers
+//! write waiting at that moment, makes them durable with one fsync for
+//! the whole group (a write-ahead log record, or a durable redb commit: see
+//! `logged`), applies them in one redb transaction and only then answers
 //! each writer. So an acknowledgement always means "on disk", and many
 //! concurrent senders share fsyncs. [`CommitQueue::shutdown`] lets the thread
 //! finish the group in progress and everything queued before it, then stop.
@@ -13,11 +14,11 @@ use std::thread::JoinHandle;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::logged;
 use super::mail::{AcceptOutcome, NewMessage};
 use super::write_op::apply;
 use super::write_op::{WriteDone, WriteOp};
 use super::{Store, StoreError};
-use crate::federation::{Deliver, ForwardOutcome, Receipt};
 use crate::model::{PeerRecord, Timestamp};
 use crate::names::{MessageId, PeerId};
 
@@ -154,63 +155,6 @@ impl CommitQueue {
         self.write(WriteOp::Touch(seen)).await.map(drop)
     }
 
-    /// Queues the hub's verdict on a forwarded message; the future resolves
-    /// once it is on disk. Writes queued one after another commit in that
-    /// order, so a caller may acknowledge each as its own future resolves.
-    pub async fn submit_forwarded(
-        &self,
-        id: MessageId,
-        outcome: ForwardOutcome,
-    ) -> Result<impl Future<Output = Result<(), StoreError>> + Send + 'static, StoreError> {
-        let rx = self.submit(WriteOp::Forwarded(id, outcome)).await?;
-        Ok(async move { rx.await.map_err(|_| stopped())?.map(drop) })
-    }
-
-    /// Queues a receipt from the hub (see [`Self::submit_forwarded`]).
-    pub async fn submit_receipt(
-        &self,
-        receipt: Receipt,
-    ) -> Result<impl Future<Output = Result<(), StoreError>> + Send + 'static, StoreError> {
-        let rx = self.submit(WriteOp::Receipt(receipt)).await?;
-        Ok(async move { rx.await.map_err(|_| stopped())?.map(drop) })
-    }
-
-    /// Queues a message delivered by the hub; the future gives the
-    /// recipients that are no longer here (see [`Self::submit_forwarded`]).
-    pub async fn submit_delivery(
-        &self,
-        deliver: Deliver,
-    ) -> Result<impl Future<Output = Result<Vec<PeerId>, StoreError>> + Send + 'static, StoreError>
-    {
-        let rx = self.submit(WriteOp::AcceptDelivery(deliver)).await?;
-        Ok(async move {
-            match rx.await.map_err(|_| stopped())?? {
-                WriteDone::Gone(gone) => Ok(gone),
-                other => Err(unexpected(other)),
-            }
-        })
-    }
-
-    /// Records the hub's verdict on a forwarded message.
-    pub async fn forwarded(
-        &self,
-        id: MessageId,
-        outcome: ForwardOutcome,
-    ) -> Result<(), StoreError> {
-        self.submit_forwarded(id, outcome).await?.await
-    }
-
-    /// Records a receipt from the hub.
-    pub async fn receipt(&self, receipt: Receipt) -> Result<(), StoreError> {
-        self.submit_receipt(receipt).await?.await
-    }
-
-    /// Stores a message delivered by the hub; returns the recipients that
-    /// are no longer here.
-    pub async fn accept_delivery(&self, deliver: Deliver) -> Result<Vec<PeerId>, StoreError> {
-        self.submit_delivery(deliver).await?.await
-    }
-
     async fn count(&self, op: WriteOp) -> Result<u64, StoreError> {
         match self.write(op).await? {
             WriteDone::Count(n) => Ok(n),
@@ -227,6 +171,7 @@ fn failed_write(e: &StoreError) -> String {
             redb::Error::Io(io) => io.kind() == std::io::ErrorKind::StorageFull,
             _ => false,
         },
+        StoreError::Io { source, .. } => source.kind() == std::io::ErrorKind::StorageFull,
         _ => false,
     };
     if full {
@@ -283,6 +228,15 @@ impl Writer {
                 }
                 break;
             }
+        }
+        // What the log holds goes into the store itself, so a clean stop
+        // leaves an empty log.
+        if let Err(e) = self
+            .store
+            .db()
+            .and_then(|db| self.store.log().checkpoint(&db))
+        {
+            tracing::warn!(error = %e, "the last durable commit failed; the write-ahead log is applied at the next start");
         }
         tracing::debug!("commit queue stopped");
     }
@@ -349,15 +303,28 @@ impl Writer {
             self.store.reopen()?;
             self.store.db()
         });
-        let lazy = group.iter().all(|(op, _)| op.may_wait_for_the_disk());
+        let started = std::time::Instant::now();
+        let mut log = self.store.log();
+        let ops: Vec<&WriteOp> = group.iter().map(|(op, _)| op).collect();
         let txn = db.and_then(|db| {
-            let mut txn = db.begin_write()?;
-            if lazy {
-                txn.set_durability(redb::Durability::None)?;
+            let pending = log.begin(&ops)?;
+            let txn = db
+                .begin_write()
+                .map_err(StoreError::from)
+                .and_then(|mut txn| {
+                    if !pending.durable() {
+                        txn.set_durability(redb::Durability::None)?;
+                    }
+                    Ok(txn)
+                });
+            if txn.is_err() {
+                log.refused(&pending);
             }
-            Ok(txn)
+            Ok((txn?, pending))
         });
-        let txn = match txn {
+        drop(ops);
+        let logged = std::time::Instant::now();
+        let (txn, pending) = match txn {
             Ok(txn) => txn,
             Err(e) => {
                 let results = group
@@ -368,7 +335,6 @@ impl Writer {
             }
         };
         let mut fatal = None;
-        let started = std::time::Instant::now();
         let mut mail = None;
         for (op, reply) in group {
             if fatal.is_some() {
@@ -387,16 +353,22 @@ impl Writer {
         let applied = std::time::Instant::now();
         let outcome = match fatal {
             Some(e) => Err(e),
-            None => txn.commit().map_err(StoreError::from),
+            None => logged::Log::mark(&txn, &pending)
+                .and_then(|()| txn.commit().map_err(StoreError::from)),
         };
+        match &outcome {
+            Ok(()) => log.committed(&pending),
+            Err(_) => log.refused(&pending),
+        }
         let micros = |d: std::time::Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
         let stats = &self.stats;
         stats
             .apply_us
-            .fetch_add(micros(applied - started), Ordering::Relaxed);
-        stats
-            .sync_us
-            .fetch_add(micros(applied.elapsed()), Ordering::Relaxed);
+            .fetch_add(micros(applied - logged), Ordering::Relaxed);
+        stats.sync_us.fetch_add(
+            micros(applied.elapsed() + (logged - started)),
+            Ordering::Relaxed,
+        );
         (results, outcome)
     }
 }

@@ -19,7 +19,7 @@ use crate::names::{GroupName, MessageId, PeerId};
 const MESSAGE_LIMIT: usize = codec::HARD_LIMIT;
 
 /// A message the router admitted, before the store gives it its numbers.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NewMessage {
     /// Sender-chosen id.
     pub id: MessageId,

@@ -2,12 +2,15 @@
 //!
 //! Owns the schema (tables, version, migrations), the reads, and the writes
 //! that the group-commit queue ([`commit`]) applies. Only the daemon opens a
-//! store; redb's file lock makes a second opener fail. Every write commits
-//! with immediate durability: when a write's reply is sent, it is on disk.
+//! store; redb's file lock makes a second opener fail. When a write's reply
+//! is sent, it is on disk: in a durable redb commit, or for the message
+//! path's writes in the write-ahead log (`logged`) that opening replays.
 
 pub mod commit;
+mod commit_link;
 mod fleets;
 mod lanes;
+mod logged;
 mod mail;
 mod mail_tables;
 mod outbox;
@@ -24,12 +27,13 @@ mod upgrade_v9;
 mod write_op;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use redb::{Database, ReadableDatabase};
 
 pub use lanes::LaneWrite;
+pub use logged::wal_path;
 pub use mail::{AcceptOutcome, NewMessage, SeenRecord};
 pub use outbox::{DeliveryState, OUTBOX_KEEP, OutboxEntry, OutboxRoom, RecipientState};
 pub use outbox_verdict::Verdict;
@@ -158,6 +162,9 @@ pub struct Store {
     /// `None` only while a reopen after a failed write could not open the
     /// file again.
     db: RwLock<Option<Arc<Database>>>,
+    /// The write-ahead log; the commit queue's writer holds it while it
+    /// writes a group.
+    log: Mutex<logged::Log>,
     path: PathBuf,
     integrity: Integrity,
 }
@@ -207,8 +214,10 @@ impl Store {
             schema::migrate(&txn, found)?;
             txn.commit()?;
         }
+        let log = logged::Log::open(&db, path)?;
         Ok(Self {
             db: RwLock::new(Some(Arc::new(db))),
+            log: Mutex::new(log),
             path: path.to_owned(),
             integrity,
         })
@@ -255,9 +264,16 @@ impl Store {
         })
     }
 
+    /// The write-ahead log, for the commit queue's writer.
+    fn log(&self) -> MutexGuard<'_, logged::Log> {
+        self.log.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// After a failed commit (a full disk) redb refuses every later write
     /// until the file is opened again: drops this handle and opens the
-    /// file again, waiting up to 2 s for reads still open on the old one.
+    /// file again, waiting up to 2 s for reads still open on the old one,
+    /// then applies the write-ahead log again (the file may have gone back
+    /// to its last durable commit).
     pub(crate) fn reopen(&self) -> Result<(), StoreError> {
         let mut slot = self.db.write().unwrap_or_else(PoisonError::into_inner);
         drop(slot.take());
@@ -265,6 +281,7 @@ impl Store {
         loop {
             match Database::open(&self.path) {
                 Ok(db) => {
+                    *self.log() = logged::Log::open(&db, &self.path)?;
                     *slot = Some(Arc::new(db));
                     return Ok(());
                 }

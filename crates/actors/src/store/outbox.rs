@@ -36,7 +36,7 @@ pub(crate) const OUT_BYTES_KEY: &str = "out_bytes";
 /// How much may wait for the hub on this host (`outbox_max_messages`,
 /// `outbox_max_bytes`): while the hub is away, messages for other hosts
 /// beyond it are refused, not stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutboxRoom {
     /// Messages waiting.
     pub messages: u64,

@@ -8,9 +8,10 @@ use redb::{ReadTransaction, TableDefinition, TableHandle, WriteTransaction};
 use super::StoreError;
 
 /// The schema this build writes.
-pub const SCHEMA_VERSION: u64 = 10;
+pub const SCHEMA_VERSION: u64 = 11;
 
-/// Key `schema_version`, and `host_seq` (the last inbox sequence number).
+/// Key `schema_version`, `host_seq` (the last inbox sequence number),
+/// `wal_id` and `wal_seq` (the write-ahead log's id and position).
 pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 /// Peer id to encoded `PeerRecord`.
 pub(crate) const PEERS: TableDefinition<&str, &[u8]> = TableDefinition::new("peers");
@@ -72,6 +73,10 @@ pub(crate) const FLEETS: TableDefinition<&str, &[u8]> = TableDefinition::new("fl
 
 pub(crate) const VERSION_KEY: &str = "schema_version";
 pub(crate) const HOST_SEQ_KEY: &str = "host_seq";
+/// Version 11: the id of this store's write-ahead log (a log of another
+/// store is never applied) and the last log record applied.
+pub(crate) const WAL_ID_KEY: &str = "wal_id";
+pub(crate) const WAL_SEQ_KEY: &str = "wal_seq";
 
 /// Reads the schema version: 0 for an empty file.
 pub(crate) fn read_version(txn: &ReadTransaction, path: &Path) -> Result<u64, StoreError> {
@@ -104,6 +109,7 @@ pub(crate) fn migrate(txn: &WriteTransaction, from: u64) -> Result<(), StoreErro
             9 => {
                 txn.open_table(FLEETS)?;
             }
+            10 => super::logged::create_v11(txn)?,
             _ => unreachable!("no migration from version {version}"),
         }
         tracing::info!(from = version, to = version + 1, "store migrated");

@@ -363,3 +363,6 @@ mod lanes;
 
 #[path = "tests_group.rs"]
 mod group;
+
+#[path = "tests_wal.rs"]
+mod wal_log;

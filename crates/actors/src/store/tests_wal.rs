@@ -1,0 +1,145 @@
+//! The write-ahead log under the store: a copy of the files taken while
+//! the writer runs is what a crash leaves, and opening it must bring back
+//! every acknowledged write, exactly once and in order.
+
+use std::path::Path;
+
+use super::*;
+
+fn ids(store: &Store, peer: &str) -> Vec<String> {
+    let peer = PeerId::parse(peer).expect("peer");
+    let (got, _) = store.fetch_inbox(&peer, 1000, 1 << 24).expect("fetch");
+    got.into_iter().map(|m| m.id.as_str().to_owned()).collect()
+}
+
+/// Copies the store (and its log, when `with_log`) as a crash would leave
+/// them: the redb file holds its last durable commit.
+fn crash_image(from: &Path, to: &Path, with_log: bool) -> std::path::PathBuf {
+    std::fs::create_dir_all(to).expect("dir");
+    let store = to.join("s.redb");
+    std::fs::copy(from, &store).expect("copy store");
+    if with_log {
+        std::fs::copy(wal_path(from), wal_path(&store)).expect("copy log");
+    }
+    store
+}
+
+#[tokio::test]
+async fn a_crash_image_is_brought_back_by_its_log_exactly_once() {
+    let (dir, store, q) = fixture().await;
+    for i in 1..=20 {
+        let to: &[&str] = if i % 2 == 0 {
+            &["h/b", "h/c"]
+        } else {
+            &["h/b"]
+        };
+        q.accept(msg(&format!("m{i}"), "h/a", to))
+            .await
+            .expect("accept");
+    }
+    // A retry and a refusal in the log replay as what they were.
+    q.accept(msg("m3", "h/a", &["h/b"])).await.expect("retry");
+    assert!(q.accept(msg("x", "h/a", &["h/nobody"])).await.is_err());
+    let read: Vec<MessageId> = (1..=5)
+        .map(|i| MessageId::new(&format!("m{i}")).expect("id"))
+        .collect();
+    assert_eq!(
+        q.ack(PeerId::parse("h/b").expect("b"), read)
+            .await
+            .expect("ack"),
+        5
+    );
+    let live_b = ids(&store, "h/b");
+    let live_c = ids(&store, "h/c");
+    assert_eq!(live_b.len(), 15);
+
+    let path = dir.path().join("s.redb");
+    let with_log = crash_image(&path, &dir.path().join("crash"), true);
+    let without = crash_image(&path, &dir.path().join("bare"), false);
+    let bare = Store::open(&without).expect("open bare");
+    assert!(
+        ids(&bare, "h/c").is_empty() && ids(&bare, "h/b").is_empty(),
+        "the store file alone must lack the logged writes, or this test proves nothing"
+    );
+    drop(bare);
+
+    let log = std::fs::read(wal_path(&with_log)).expect("log");
+    let back = Store::open(&with_log).expect("open crash image");
+    assert_eq!(ids(&back, "h/b"), live_b);
+    assert_eq!(ids(&back, "h/c"), live_c);
+    back.verify().expect("consistent");
+    assert_eq!(
+        std::fs::metadata(wal_path(&with_log)).expect("log").len(),
+        crate::wal::HEADER,
+        "the replayed log is emptied"
+    );
+    drop(back);
+    // A crash that lost the emptying: the store's position skips it all.
+    std::fs::write(wal_path(&with_log), &log).expect("put the log back");
+    let back = Arc::new(Store::open(&with_log).expect("open again"));
+    assert_eq!(ids(&back, "h/b"), live_b, "nothing applied twice");
+    back.verify().expect("consistent");
+    // Numbers go on where the acknowledged ones stopped, and an id used
+    // before the crash is still known.
+    let (q2, writer) = CommitQueue::start(back.clone(), watch::channel(0).0).expect("queue");
+    let AcceptOutcome::Stored(rec) = q2.accept(msg("m21", "h/a", &["h/b"])).await.expect("m21")
+    else {
+        panic!("stored")
+    };
+    assert_eq!(rec.seq, 21);
+    let again = q2
+        .accept(msg("m20", "h/a", &["h/b", "h/c"]))
+        .await
+        .expect("retry");
+    assert!(matches!(again, AcceptOutcome::Duplicate(_)));
+    q2.shutdown().await;
+    drop(q2);
+    writer.join().expect("writer");
+}
+
+#[tokio::test]
+async fn a_clean_stop_leaves_everything_in_the_store_and_the_log_empty() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("s.redb");
+    let store = Arc::new(Store::open(&path).expect("open"));
+    let (q, writer) = CommitQueue::start(store.clone(), watch::channel(0).0).expect("queue");
+    q.put_peer(peer("h/a", &["g"])).await.expect("a");
+    q.put_peer(peer("h/b", &["g"])).await.expect("b");
+    q.accept(msg("m1", "h/a", &["h/b"])).await.expect("m1");
+    assert!(std::fs::metadata(wal_path(&path)).expect("log").len() > crate::wal::HEADER);
+    q.shutdown().await;
+    drop(q);
+    writer.join().expect("writer");
+    assert_eq!(
+        std::fs::metadata(wal_path(&path)).expect("log").len(),
+        crate::wal::HEADER
+    );
+    drop(store);
+    std::fs::remove_file(wal_path(&path)).expect("rm log");
+    assert_eq!(ids(&Store::open(&path).expect("reopen"), "h/b"), ["m1"]);
+}
+
+#[tokio::test]
+async fn a_log_of_another_store_is_set_aside_not_applied() {
+    let (dir, _store, q) = fixture().await;
+    q.accept(msg("m1", "h/a", &["h/b"])).await.expect("m1");
+    let path = dir.path().join("s.redb");
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).expect("dir");
+    let fresh = other.join("s.redb");
+    drop(Store::open(&fresh).expect("create"));
+    std::fs::copy(wal_path(&path), wal_path(&fresh)).expect("copy log");
+    let opened = Store::open(&fresh).expect("open");
+    assert!(
+        opened
+            .fetch_inbox(&PeerId::parse("h/b").expect("b"), 10, 1 << 20)
+            .is_err()
+            || ids(&opened, "h/b").is_empty()
+    );
+    let aside: Vec<_> = std::fs::read_dir(&other)
+        .expect("ls")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".wal.orphan-"))
+        .collect();
+    assert_eq!(aside.len(), 1, "the foreign log is kept aside");
+}
