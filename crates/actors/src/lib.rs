@@ -25,3 +25,4 @@ pub mod store;
 pub mod supervision;
 pub mod tls;
 pub mod wal;
+pub mod wal_log;

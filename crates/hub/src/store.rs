@@ -2,10 +2,10 @@
 //! host (so peers of an offline host stay reachable), the queue of
 //! deliveries per host, and the receipts owed to senders' hosts.
 //!
-//! Owns the tables and every write to them. Queuing a message commits
-//! durably before it returns, so the hub acknowledges a forward only once
-//! it is on disk, and a restart (even `kill -9`) loses nothing
-//! acknowledged. The bookkeeping after that (a delivery taken off a queue
+//! Owns the tables and every write to them. Queuing a message is durable
+//! before it returns (its write-ahead log record synced, see `store_log`),
+//! so the hub acknowledges a forward only once it is on disk, and a restart
+//! (even `kill -9`) loses nothing acknowledged. The bookkeeping after that (a delivery taken off a queue
 //! with its receipt, receipts acknowledged, rosters) commits without its
 //! own fsync and becomes durable with the next durable commit ([`flush`]
 //! at the latest): losing it to a crash only repeats idempotent steps (a
@@ -139,8 +139,11 @@ pub struct DeliveryDone {
 pub struct HubStore {
     db: Database,
     clock: crate::hub_clock::HubClock,
-    /// Durable commits of grouped forwards so far ([`HubStore::enqueue_group`]).
+    /// Groups of forwards made durable so far ([`HubStore::apply_group`]).
     queue_commits: std::sync::atomic::AtomicU64,
+    /// The write-ahead log of queue writes; the queue writer holds it
+    /// while it writes a group.
+    log: std::sync::Mutex<flotilla_actors::wal_log::WalLog>,
 }
 
 impl HubStore {
@@ -168,12 +171,21 @@ impl HubStore {
         handled::create(&txn)?;
         upgrade::queued_by_sender(&txn)?;
         let clock = clock::resume(&txn)?;
+        log::ensure_id(&txn)?;
         txn.commit()?;
+        let log = log::open(&db, path)?;
         Ok(Self {
             db,
             clock,
             queue_commits: Default::default(),
+            log: std::sync::Mutex::new(log),
         })
+    }
+
+    fn log(&self) -> std::sync::MutexGuard<'_, flotilla_actors::wal_log::WalLog> {
+        self.log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Every host's last roster.
@@ -246,10 +258,14 @@ impl HubStore {
         Ok(txn)
     }
 
-    /// Makes every earlier write durable.
+    /// Makes every earlier write durable and empties the write-ahead log.
     pub fn flush(&self) -> Result<(), HubStoreError> {
+        let mut log = self.log();
+        let pending = log.unlogged();
         let txn = self.db.begin_write()?;
+        log::mark(&txn, pending.seq())?;
         txn.commit()?;
+        log.committed(&pending);
         Ok(())
     }
 
@@ -336,6 +352,9 @@ pub use expire::Expired;
 
 #[path = "store_queue.rs"]
 mod queue;
+
+#[path = "store_log.rs"]
+mod log;
 pub use queue::{Enqueue, Made, QueueOp, QueueOpDone};
 
 #[path = "store_handled.rs"]
@@ -349,3 +368,7 @@ use tables::{QueueTables, add_receipts, take_queued};
 #[cfg(test)]
 #[path = "store_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "store_log_tests.rs"]
+mod log_tests;

@@ -13,7 +13,8 @@ use flotilla_actors::codec;
 use flotilla_actors::federation::{Deliver, ReceiptState};
 use flotilla_actors::model::{Message, Timestamp};
 use flotilla_actors::names::{HostName, PeerId};
-use redb::ReadableTable;
+use redb::{ReadableTable, WriteTransaction};
+use serde::{Deserialize, Serialize};
 
 use super::size_of_message;
 use super::{
@@ -21,7 +22,7 @@ use super::{
 };
 
 /// One forward to queue: the message and its recipients by host.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Enqueue {
     /// The message.
     pub message: Message,
@@ -35,7 +36,7 @@ pub struct Enqueue {
 pub type Made = Vec<(HostName, Deliver)>;
 
 /// One write of a group ([`HubStore::apply_group`]).
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub enum QueueOp<'a> {
     /// Queue a forward.
     Enqueue(&'a Enqueue),
@@ -71,9 +72,11 @@ pub enum QueueOpDone {
 impl HubStore {
     /// Applies every op of `group` in one transaction, in order: what
     /// each did, or the one error that failed them all (nothing of the
-    /// group is then stored). The commit is durable when the group queues
-    /// a message; bookkeeping alone rides on the next durable commit (see
-    /// the store's doc).
+    /// group is then stored). A group that queues a message is durable
+    /// before this returns: its record in the write-ahead log is synced
+    /// (`store_log`), or the commit itself is durable; bookkeeping alone
+    /// is appended unsynced and rides on the next sync (see the store's
+    /// doc).
     /// `before_commit` gets what the group did before the commit starts,
     /// and may take it (the queue writer hands new deliveries out while the
     /// disk works).
@@ -82,34 +85,26 @@ impl HubStore {
         group: impl IntoIterator<Item = QueueOp<'a>>,
         before_commit: impl FnOnce(&mut [QueueOpDone]),
     ) -> Result<Vec<QueueOpDone>, HubStoreError> {
-        let mut txn = self.db.begin_write()?;
-        let mut durable = false;
+        let ops: Vec<QueueOp<'a>> = group.into_iter().collect();
+        let queues = ops.iter().any(|op| matches!(op, QueueOp::Enqueue(_)));
         let now = self.now();
-        let mut done = Vec::new();
-        let mut t = QueueTables::open(&txn)?;
-        for op in group {
-            done.push(match op {
-                QueueOp::Enqueue(e) => {
-                    durable = true;
-                    QueueOpDone::Made(enqueue_in(&mut t, &e.message, &e.by_host, e.now)?)
-                }
-                QueueOp::Delivered { host, seq, gone } => {
-                    QueueOpDone::Delivered(delivered_in(&mut t, host, seq, gone, now)?)
-                }
-                QueueOp::AckReceipts { host, seq } => {
-                    ack_receipts_in(&mut t, host, seq)?;
-                    QueueOpDone::Acked
-                }
-            });
-        }
-        drop(t);
-        if !durable {
+        let mut log = self.log();
+        let mut txn = self.db.begin_write()?;
+        let mut done = apply_ops(&txn, ops.iter().copied(), now)?;
+        before_commit(&mut done);
+        let pending = super::log::append(&mut log, &ops, now, queues)?;
+        if !pending.durable() {
             txn.set_durability(redb::Durability::None)
                 .map_err(|e| HubStoreError::Db(Box::new(e.into())))?;
         }
-        before_commit(&mut done);
-        txn.commit()?;
-        if durable {
+        let committed = super::log::mark(&txn, pending.seq())
+            .and_then(|()| txn.commit().map_err(HubStoreError::from));
+        if let Err(e) = committed {
+            log.refused(&pending);
+            return Err(e);
+        }
+        log.committed(&pending);
+        if queues {
             self.queue_commits.fetch_add(1, Ordering::Relaxed);
         }
         Ok(done)
@@ -162,6 +157,32 @@ impl HubStore {
         self.apply_group([QueueOp::AckReceipts { host, seq }], |_| {})?;
         Ok(())
     }
+}
+
+/// Applies `ops` in `txn`, in order, on the hub's clock `now` (the
+/// queue writer's group, or a group replayed from the log).
+pub(super) fn apply_ops<'a>(
+    txn: &WriteTransaction,
+    ops: impl IntoIterator<Item = QueueOp<'a>>,
+    now: Timestamp,
+) -> Result<Vec<QueueOpDone>, HubStoreError> {
+    let mut t = QueueTables::open(txn)?;
+    let mut done = Vec::new();
+    for op in ops {
+        done.push(match op {
+            QueueOp::Enqueue(e) => {
+                QueueOpDone::Made(enqueue_in(&mut t, &e.message, &e.by_host, e.now)?)
+            }
+            QueueOp::Delivered { host, seq, gone } => {
+                QueueOpDone::Delivered(delivered_in(&mut t, host, seq, gone, now)?)
+            }
+            QueueOp::AckReceipts { host, seq } => {
+                ack_receipts_in(&mut t, host, seq)?;
+                QueueOpDone::Acked
+            }
+        });
+    }
+    Ok(done)
 }
 
 fn enqueue_in(

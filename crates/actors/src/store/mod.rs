@@ -32,8 +32,8 @@ use std::time::{Duration, Instant};
 
 use redb::{Database, ReadableDatabase};
 
+pub use crate::wal_log::wal_path;
 pub use lanes::LaneWrite;
-pub use logged::wal_path;
 pub use mail::{AcceptOutcome, NewMessage, SeenRecord};
 pub use outbox::{DeliveryState, OUTBOX_KEEP, OutboxEntry, OutboxRoom, RecipientState};
 pub use outbox_verdict::Verdict;

@@ -1,0 +1,165 @@
+//! The hub store's write-ahead log: a group of queue writes is durable
+//! with one append and one `fdatasync`, and its redb commit does not wait
+//! for the disk; opening the store applies again what its last durable
+//! commit lacks. The same log and rules as the host's store
+//! (`flotilla_actors::wal_log`): the position applied (`wal_seq` in
+//! `meta`) commits with the writes, and a durable commit every so often
+//! empties the log. Owns the record format of queue writes and the replay;
+//! what each write does stays in `store_queue`.
+
+use flotilla_actors::codec;
+use flotilla_actors::model::Timestamp;
+use flotilla_actors::names::{HostName, PeerId};
+use flotilla_actors::wal::MAX_RECORD;
+use flotilla_actors::wal_log::{Pending, WalError, WalLog};
+use redb::{Database, ReadableDatabase, ReadableTable, WriteTransaction};
+use serde::{Deserialize, Serialize};
+
+use super::queue::apply_ops;
+use super::{Enqueue, HubStoreError, META, QueueOp};
+
+/// The log's id, kept in the store.
+const WAL_ID: &str = "wal_id";
+/// The last record the store holds.
+const WAL_SEQ: &str = "wal_seq";
+
+/// A group as appended: its writes and the hub's clock when it ran.
+#[derive(Serialize)]
+struct GroupRef<'a> {
+    now: Timestamp,
+    ops: Vec<OpRef<'a>>,
+}
+
+#[derive(Serialize)]
+enum OpRef<'a> {
+    Enqueue(&'a Enqueue),
+    Delivered {
+        host: &'a HostName,
+        seq: u64,
+        gone: &'a [PeerId],
+    },
+    AckReceipts {
+        host: &'a HostName,
+        seq: u64,
+    },
+}
+
+/// A group as read back: the same fields and variants in the same order.
+#[derive(Deserialize)]
+struct Group {
+    now: Timestamp,
+    ops: Vec<Op>,
+}
+
+#[derive(Deserialize)]
+enum Op {
+    Enqueue(Enqueue),
+    Delivered {
+        host: HostName,
+        seq: u64,
+        gone: Vec<PeerId>,
+    },
+    AckReceipts {
+        host: HostName,
+        seq: u64,
+    },
+}
+
+impl From<WalError> for HubStoreError {
+    fn from(e: WalError) -> Self {
+        match e {
+            WalError::Io { path, source } => Self::Io {
+                path: path.display().to_string(),
+                source,
+            },
+            gap => Self::Stopped(gap.to_string()),
+        }
+    }
+}
+
+/// Gives a new store its log's id (in the transaction that creates it).
+pub(super) fn ensure_id(txn: &WriteTransaction) -> Result<(), HubStoreError> {
+    let mut meta = txn.open_table(META)?;
+    if meta.get(WAL_ID)?.is_none() {
+        meta.insert(WAL_ID, flotilla_actors::wal_log::new_id())?;
+    }
+    Ok(())
+}
+
+/// Opens the log of the store `db` (at `path`) and applies, in one durable
+/// commit, every group after the position the store holds.
+pub(super) fn open(db: &Database, path: &std::path::Path) -> Result<WalLog, HubStoreError> {
+    let (id, pos) = {
+        let txn = db.begin_read()?;
+        let meta = txn.open_table(META)?;
+        let get = |key| meta.get(key).map(|v| v.map(|v| v.value()).unwrap_or(0));
+        (get(WAL_ID)?, get(WAL_SEQ)?)
+    };
+    let (mut log, todo) = WalLog::open(path, id, pos)?;
+    let mut writes = 0;
+    if let Some(last) = todo.last().map(|r| r.seq) {
+        let txn = db.begin_write()?;
+        for record in &todo {
+            let group: Group = codec::decode(&record.payload, MAX_RECORD)?;
+            writes += group.ops.len();
+            let ops = group.ops.iter().map(|op| match op {
+                Op::Enqueue(e) => QueueOp::Enqueue(e),
+                Op::Delivered { host, seq, gone } => QueueOp::Delivered {
+                    host,
+                    seq: *seq,
+                    gone,
+                },
+                Op::AckReceipts { host, seq } => QueueOp::AckReceipts { host, seq: *seq },
+            });
+            apply_ops(&txn, ops, group.now)?;
+        }
+        mark(&txn, last)?;
+        txn.commit()?;
+        log.replayed(last, writes, todo.len());
+    } else {
+        log.replayed(pos, 0, 0);
+    }
+    Ok(log)
+}
+
+/// Appends a group's record (synced when `sync`), or decides a durable
+/// commit when one is due or the record cannot be made.
+pub(super) fn append(
+    log: &mut WalLog,
+    ops: &[QueueOp<'_>],
+    now: Timestamp,
+    sync: bool,
+) -> Result<Pending, HubStoreError> {
+    if log.durable_due() {
+        return Ok(log.unlogged());
+    }
+    let group = GroupRef {
+        now,
+        ops: ops
+            .iter()
+            .map(|op| match op {
+                QueueOp::Enqueue(e) => OpRef::Enqueue(e),
+                QueueOp::Delivered { host, seq, gone } => OpRef::Delivered {
+                    host,
+                    seq: *seq,
+                    gone,
+                },
+                QueueOp::AckReceipts { host, seq } => OpRef::AckReceipts { host, seq: *seq },
+            })
+            .collect(),
+    };
+    let Some(payload) = codec::encode(&group).ok().filter(|p| p.len() <= MAX_RECORD) else {
+        return Ok(log.unlogged());
+    };
+    log.append(&payload, sync)
+        .map_err(|source| HubStoreError::Io {
+            path: log.path().display().to_string(),
+            source,
+        })
+}
+
+/// Records in a transaction the last log record it holds.
+pub(super) fn mark(txn: &WriteTransaction, seq: u64) -> Result<(), HubStoreError> {
+    txn.open_table(META)?.insert(WAL_SEQ, seq)?;
+    Ok(())
+}
