@@ -111,7 +111,11 @@ impl WalFile {
         record.extend_from_slice(&checksum(seq, payload).to_le_bytes());
         record.extend_from_slice(&seq.to_le_bytes());
         record.extend_from_slice(payload);
-        self.file.write_all_at(&record, start)?;
+        if let Err(e) = self.file.write_all_at(&record, start) {
+            // Give back what a partial write took (a full disk).
+            let _ = self.file.set_len(start);
+            return Err(e);
+        }
         self.len = start + record.len() as u64;
         Ok(start)
     }

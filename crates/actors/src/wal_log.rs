@@ -148,7 +148,9 @@ impl WalLog {
     }
 
     /// Appends a group's record, synced when `sync` (a group whose every
-    /// write may wait for the disk is synced by a later one).
+    /// write may wait for the disk is synced by a later one). When the log
+    /// cannot take it (a full disk, an I/O error) the caller commits the
+    /// group durably instead, which also empties the log.
     pub fn append(&mut self, payload: &[u8], sync: bool) -> io::Result<Pending> {
         let seq = self.last_seq + 1;
         let start = self.wal.append(seq, payload)?;

@@ -144,6 +144,10 @@ pub struct HubStore {
     /// The write-ahead log of queue writes; the queue writer holds it
     /// while it writes a group.
     log: std::sync::Mutex<flotilla_actors::wal_log::WalLog>,
+    /// A write committed without waiting for the disk ([`Self::lazy_write`])
+    /// since the last group that queued a message: the next such group
+    /// commits durably, so it carries that write to the disk as before.
+    lazy: std::sync::atomic::AtomicBool,
 }
 
 impl HubStore {
@@ -179,6 +183,7 @@ impl HubStore {
             clock,
             queue_commits: Default::default(),
             log: std::sync::Mutex::new(log),
+            lazy: Default::default(),
         })
     }
 
@@ -253,6 +258,7 @@ impl HubStore {
     /// the module's doc).
     fn lazy_write(&self) -> Result<WriteTransaction, HubStoreError> {
         let mut txn = self.db.begin_write()?;
+        self.lazy.store(true, std::sync::atomic::Ordering::Release);
         txn.set_durability(redb::Durability::None)
             .map_err(|e| HubStoreError::Db(Box::new(e.into())))?;
         Ok(txn)

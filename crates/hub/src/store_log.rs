@@ -18,6 +18,10 @@ use serde::{Deserialize, Serialize};
 use super::queue::apply_ops;
 use super::{Enqueue, HubStoreError, META, QueueOp};
 
+/// A forward with a body larger than this commits durably, not through
+/// the log (as on hosts: writing it twice costs more than the fsync saved).
+const LOGGED_BODY_MAX: usize = 64 * 1024;
+
 /// The log's id, kept in the store.
 const WAL_ID: &str = "wal_id";
 /// The last record the store holds.
@@ -123,15 +127,22 @@ pub(super) fn open(db: &Database, path: &std::path::Path) -> Result<WalLog, HubS
 }
 
 /// Appends a group's record (synced when `sync`), or decides a durable
-/// commit when one is due or the record cannot be made.
+/// commit when one is due, when a write outside the log was made without
+/// waiting for the disk since the last (`lazy_before`), or the log cannot
+/// take the record (a full disk:
+/// the durable commit then empties the log and gives its space back).
 pub(super) fn append(
     log: &mut WalLog,
     ops: &[QueueOp<'_>],
     now: Timestamp,
     sync: bool,
-) -> Result<Pending, HubStoreError> {
-    if log.durable_due() {
-        return Ok(log.unlogged());
+    lazy_before: bool,
+) -> Pending {
+    let large = ops
+        .iter()
+        .any(|op| matches!(op, QueueOp::Enqueue(e) if e.message.body.len() > LOGGED_BODY_MAX));
+    if large || lazy_before || log.durable_due() {
+        return log.unlogged();
     }
     let group = GroupRef {
         now,
@@ -149,13 +160,12 @@ pub(super) fn append(
             .collect(),
     };
     let Some(payload) = codec::encode(&group).ok().filter(|p| p.len() <= MAX_RECORD) else {
-        return Ok(log.unlogged());
+        return log.unlogged();
     };
-    log.append(&payload, sync)
-        .map_err(|source| HubStoreError::Io {
-            path: log.path().display().to_string(),
-            source,
-        })
+    log.append(&payload, sync).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, log = %log.path().display(), "the write-ahead log could not take a group; it commits durably instead");
+        log.unlogged()
+    })
 }
 
 /// Records in a transaction the last log record it holds.

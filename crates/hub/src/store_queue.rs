@@ -92,7 +92,8 @@ impl HubStore {
         let mut txn = self.db.begin_write()?;
         let mut done = apply_ops(&txn, ops.iter().copied(), now)?;
         before_commit(&mut done);
-        let pending = super::log::append(&mut log, &ops, now, queues)?;
+        let lazy_before = queues && self.lazy.swap(false, Ordering::AcqRel);
+        let pending = super::log::append(&mut log, &ops, now, queues, lazy_before);
         if !pending.durable() {
             txn.set_durability(redb::Durability::None)
                 .map_err(|e| HubStoreError::Db(Box::new(e.into())))?;

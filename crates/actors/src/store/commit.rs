@@ -307,7 +307,7 @@ impl Writer {
         let mut log = self.store.log();
         let ops: Vec<&WriteOp> = group.iter().map(|(op, _)| op).collect();
         let txn = db.and_then(|db| {
-            let pending = log.begin(&ops)?;
+            let pending = log.begin(&db, &ops, self.store.take_lazy())?;
             let txn = db
                 .begin_write()
                 .map_err(StoreError::from)

@@ -61,8 +61,16 @@ enum Logged {
     AcceptDelivery(Deliver),
 }
 
+/// A message body larger than this commits durably, not through the log:
+/// writing it twice costs more than the fsync saved, and a large write is
+/// where a full disk shows first, so the log never holds space a durable
+/// commit then lacks.
+const LOGGED_BODY_MAX: usize = 64 * 1024;
+
 fn logged(op: &WriteOp) -> Option<LoggedRef<'_>> {
     Some(match op {
+        WriteOp::Accept(m) if m.body.len() > LOGGED_BODY_MAX => return None,
+        WriteOp::AcceptDelivery(d) if d.message.body.len() > LOGGED_BODY_MAX => return None,
         WriteOp::Accept(m) => LoggedRef::Accept(m),
         WriteOp::Ack { peer, ids } => LoggedRef::Ack { peer, ids },
         WriteOp::Touch(seen) => LoggedRef::Touch(seen),
@@ -128,11 +136,23 @@ impl Log {
 
     /// Writes a group's record before its transaction, synced unless every
     /// write of it may wait for the disk. A group with a write the log does
-    /// not carry, or one due for a durable commit, is not logged.
-    pub(super) fn begin(&mut self, ops: &[&WriteOp]) -> Result<Pending, StoreError> {
+    /// not carry, one due for a durable commit, or one after a write made
+    /// outside the queue without waiting for the disk (`lazy_before`) is
+    /// not logged: it commits durably.
+    ///
+    /// When the log cannot take the record (a full disk), what it holds is
+    /// first committed durably and the log emptied, giving its space back
+    /// to redb, and the group then commits durably; if even that commit
+    /// fails, its error refuses the group.
+    pub(super) fn begin(
+        &mut self,
+        db: &Database,
+        ops: &[&WriteOp],
+        lazy_before: bool,
+    ) -> Result<Pending, StoreError> {
         let refs: Option<Vec<LoggedRef<'_>>> = ops.iter().map(|op| logged(op)).collect();
         let payload = match refs {
-            Some(refs) if !self.0.durable_due() => {
+            Some(refs) if !self.0.durable_due() && !lazy_before => {
                 codec::encode(&refs).ok().filter(|p| p.len() <= MAX_RECORD)
             }
             _ => None,
@@ -141,12 +161,14 @@ impl Log {
             return Ok(self.0.unlogged());
         };
         let sync = !ops.iter().all(|op| op.may_wait_for_the_disk());
-        self.0
-            .append(&payload, sync)
-            .map_err(|source| StoreError::Io {
-                path: self.0.path().to_owned(),
-                source,
-            })
+        match self.0.append(&payload, sync) {
+            Ok(pending) => Ok(pending),
+            Err(e) => {
+                tracing::warn!(error = %e, log = %self.0.path().display(), "the write-ahead log could not take a group; the log is emptied into the store and the group commits durably");
+                self.checkpoint(db)?;
+                Ok(self.0.unlogged())
+            }
+        }
     }
 
     /// Records in the group's transaction how far the log it includes goes.

@@ -165,6 +165,10 @@ pub struct Store {
     /// The write-ahead log; the commit queue's writer holds it while it
     /// writes a group.
     log: Mutex<logged::Log>,
+    /// A write outside the commit queue committed without waiting for the
+    /// disk: the queue's next group commits durably (not through the log,
+    /// which does not carry that write).
+    lazy: std::sync::atomic::AtomicBool,
     path: PathBuf,
     integrity: Integrity,
 }
@@ -218,6 +222,7 @@ impl Store {
         Ok(Self {
             db: RwLock::new(Some(Arc::new(db))),
             log: Mutex::new(log),
+            lazy: Default::default(),
             path: path.to_owned(),
             integrity,
         })
@@ -267,6 +272,17 @@ impl Store {
     /// The write-ahead log, for the commit queue's writer.
     fn log(&self) -> MutexGuard<'_, logged::Log> {
         self.log.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Notes a write committed without waiting for the disk outside the
+    /// commit queue.
+    fn lazy_written(&self) {
+        self.lazy.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Whether such a write was made since the last call.
+    fn take_lazy(&self) -> bool {
+        self.lazy.swap(false, std::sync::atomic::Ordering::AcqRel)
     }
 
     /// After a failed commit (a full disk) redb refuses every later write

@@ -36,8 +36,9 @@ impl Store {
     /// Applies one announcement of the hub to the saved remote peers:
     /// with `reset` they are replaced, else `upserts` are added or changed
     /// and `removed` dropped. The commit does not wait for the disk: it
-    /// becomes durable with the next durable commit (losing it only means
-    /// the peers are learned again from the hub).
+    /// becomes durable with the next group the commit queue writes, which
+    /// commits durably for it (losing it only means the peers are learned
+    /// again from the hub).
     pub fn save_remote_changes<'a>(
         &self,
         reset: bool,
@@ -61,6 +62,7 @@ impl Store {
             }
         }
         txn.commit()?;
+        self.lazy_written();
         Ok(())
     }
 }
