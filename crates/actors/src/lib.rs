@@ -26,3 +26,4 @@ pub mod supervision;
 pub mod tls;
 pub mod wal;
 pub mod wal_log;
+pub mod wal_sync;

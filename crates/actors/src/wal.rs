@@ -13,6 +13,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::private_file::PRIVATE_MODE;
 
@@ -49,7 +50,7 @@ pub struct Opened {
 /// An open log.
 #[derive(Debug)]
 pub struct WalFile {
-    file: File,
+    file: Arc<File>,
     len: u64,
 }
 
@@ -91,7 +92,10 @@ impl WalFile {
             file.set_len(end)?;
         }
         Ok(Opened {
-            wal: Self { file, len: end },
+            wal: Self {
+                file: Arc::new(file),
+                len: end,
+            },
             records,
             set_aside,
             cut,
@@ -118,6 +122,11 @@ impl WalFile {
         }
         self.len = start + record.len() as u64;
         Ok(start)
+    }
+
+    /// The file, for a sync on another thread (`wal_sync`).
+    pub fn shared(&self) -> Arc<File> {
+        self.file.clone()
     }
 
     /// Makes everything appended so far durable.

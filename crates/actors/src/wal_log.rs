@@ -164,6 +164,12 @@ impl WalLog {
         })
     }
 
+    /// The log's file, to sync elsewhere a record appended with
+    /// `sync: false` (see `wal_sync`).
+    pub fn file(&self) -> std::sync::Arc<std::fs::File> {
+        self.wal.shared()
+    }
+
     /// The group's transaction committed.
     pub fn committed(&mut self, pending: &Pending) {
         if pending.durable() {

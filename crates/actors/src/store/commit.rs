@@ -15,6 +15,7 @@ use std::thread::JoinHandle;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::logged;
+use crate::wal_sync::{SyncWait, WalSyncer};
 use super::mail::{AcceptOutcome, NewMessage};
 use super::write_op::apply;
 use super::write_op::{WriteDone, WriteOp};
@@ -72,6 +73,7 @@ impl CommitQueue {
             rx,
             mail_epoch,
             stats: stats.clone(),
+            syncer: WalSyncer::start()?,
         };
         let handle = std::thread::Builder::new()
             .name("flotilla-commit".into())
@@ -196,6 +198,7 @@ struct Writer {
     rx: mpsc::Receiver<Cmd>,
     mail_epoch: watch::Sender<u64>,
     stats: Arc<CommitStats>,
+    syncer: WalSyncer,
 }
 
 impl Writer {
@@ -307,7 +310,9 @@ impl Writer {
         let mut log = self.store.log();
         let ops: Vec<&WriteOp> = group.iter().map(|(op, _)| op).collect();
         let txn = db.and_then(|db| {
-            let pending = log.begin(&db, &ops, self.store.take_lazy())?;
+            let (pending, sync) = log.begin(&db, &ops, self.store.take_lazy())?;
+            // The disk syncs the record while the group is applied.
+            let syncing = sync.then(|| self.syncer.sync(log.file()));
             let txn = db
                 .begin_write()
                 .map_err(StoreError::from)
@@ -317,14 +322,18 @@ impl Writer {
                     }
                     Ok(txn)
                 });
-            if txn.is_err() {
-                log.refused(&pending);
+            match txn {
+                Ok(txn) => Ok((txn, pending, syncing)),
+                Err(e) => {
+                    let _ = syncing.map(SyncWait::wait);
+                    log.refused(&pending);
+                    Err(e)
+                }
             }
-            Ok((txn?, pending))
         });
         drop(ops);
         let logged = std::time::Instant::now();
-        let (txn, pending) = match txn {
+        let (txn, pending, syncing) = match txn {
             Ok(txn) => txn,
             Err(e) => {
                 let results = group
@@ -351,9 +360,14 @@ impl Writer {
         }
         drop(mail);
         let applied = std::time::Instant::now();
+        let synced = match syncing.map(SyncWait::wait) {
+            Some(Err(e)) => Err(log.sync_failed(e)),
+            _ => Ok(()),
+        };
         let outcome = match fatal {
             Some(e) => Err(e),
-            None => logged::Log::mark(&txn, &pending)
+            None => synced
+                .and_then(|()| logged::Log::mark(&txn, &pending))
                 .and_then(|()| txn.commit().map_err(StoreError::from)),
         };
         match &outcome {

@@ -134,8 +134,9 @@ impl Log {
         Ok(Self(log))
     }
 
-    /// Writes a group's record before its transaction, synced unless every
-    /// write of it may wait for the disk. A group with a write the log does
+    /// Appends a group's record before its transaction; the second value
+    /// says whether the caller must sync it before the commit (unless every
+    /// write of it may wait for the disk). A group with a write the log does
     /// not carry, one due for a durable commit, or one after a write made
     /// outside the queue without waiting for the disk (`lazy_before`) is
     /// not logged: it commits durably.
@@ -149,7 +150,7 @@ impl Log {
         db: &Database,
         ops: &[&WriteOp],
         lazy_before: bool,
-    ) -> Result<Pending, StoreError> {
+    ) -> Result<(Pending, bool), StoreError> {
         let refs: Option<Vec<LoggedRef<'_>>> = ops.iter().map(|op| logged(op)).collect();
         let payload = match refs {
             Some(refs) if !self.0.durable_due() && !lazy_before => {
@@ -158,16 +159,30 @@ impl Log {
             _ => None,
         };
         let Some(payload) = payload else {
-            return Ok(self.0.unlogged());
+            return Ok((self.0.unlogged(), false));
         };
         let sync = !ops.iter().all(|op| op.may_wait_for_the_disk());
-        match self.0.append(&payload, sync) {
-            Ok(pending) => Ok(pending),
+        match self.0.append(&payload, false) {
+            Ok(pending) => Ok((pending, sync)),
             Err(e) => {
                 tracing::warn!(error = %e, log = %self.0.path().display(), "the write-ahead log could not take a group; the log is emptied into the store and the group commits durably");
                 self.checkpoint(db)?;
-                Ok(self.0.unlogged())
+                Ok((self.0.unlogged(), false))
             }
+        }
+    }
+
+    /// The log's file, to sync the record [`Self::begin`] appended (when it
+    /// says so) on the syncing thread while the group is applied.
+    pub(super) fn file(&self) -> std::sync::Arc<std::fs::File> {
+        self.0.file()
+    }
+
+    /// A failed sync of the group's record, as the store's error.
+    pub(super) fn sync_failed(&self, source: std::io::Error) -> StoreError {
+        StoreError::Io {
+            path: self.0.path().to_owned(),
+            source,
         }
     }
 
