@@ -31,24 +31,11 @@ const WAL_SEQ: &str = "wal_seq";
 #[derive(Serialize)]
 struct GroupRef<'a> {
     now: Timestamp,
-    ops: Vec<OpRef<'a>>,
+    ops: &'a [QueueOp<'a>],
 }
 
-#[derive(Serialize)]
-enum OpRef<'a> {
-    Enqueue(&'a Enqueue),
-    Delivered {
-        host: &'a HostName,
-        seq: u64,
-        gone: &'a [PeerId],
-    },
-    AckReceipts {
-        host: &'a HostName,
-        seq: u64,
-    },
-}
-
-/// A group as read back: the same fields and variants in the same order.
+/// A group as read back: the fields of `GroupRef` and the variants of
+/// `QueueOp`, owned, in the same order.
 #[derive(Deserialize)]
 struct Group {
     now: Timestamp,
@@ -144,21 +131,7 @@ pub(super) fn append(
     if large || lazy_before || log.durable_due() {
         return log.unlogged();
     }
-    let group = GroupRef {
-        now,
-        ops: ops
-            .iter()
-            .map(|op| match op {
-                QueueOp::Enqueue(e) => OpRef::Enqueue(e),
-                QueueOp::Delivered { host, seq, gone } => OpRef::Delivered {
-                    host,
-                    seq: *seq,
-                    gone,
-                },
-                QueueOp::AckReceipts { host, seq } => OpRef::AckReceipts { host, seq: *seq },
-            })
-            .collect(),
-    };
+    let group = GroupRef { now, ops };
     let Some(payload) = codec::encode(&group).ok().filter(|p| p.len() <= MAX_RECORD) else {
         return log.unlogged();
     };

@@ -2,17 +2,13 @@
 //! store is open is what a crash leaves, and opening it must bring back
 //! every queued forward and every delivery's receipt, once.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use flotilla_actors::names::MessageId;
 use flotilla_actors::wal_log::wal_path;
 
+use super::tests::{host, to};
 use super::*;
-
-fn host(s: &str) -> HostName {
-    HostName::new(s).expect("host")
-}
 
 fn message(n: u64) -> Message {
     Message {
@@ -26,15 +22,6 @@ fn message(n: u64) -> Message {
         seq: n,
         in_reply_to: None,
     }
-}
-
-fn to(ids: &[&str]) -> BTreeMap<HostName, Vec<PeerId>> {
-    let mut map: BTreeMap<HostName, Vec<PeerId>> = BTreeMap::new();
-    for id in ids {
-        let id = PeerId::parse(id).expect("id");
-        map.entry(id.host.clone()).or_default().push(id);
-    }
-    map
 }
 
 fn image(from: &Path, to: &Path, with_log: bool) -> PathBuf {

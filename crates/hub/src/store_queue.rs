@@ -35,8 +35,9 @@ pub struct Enqueue {
 /// The deliveries one forward made, by host.
 pub type Made = Vec<(HostName, Deliver)>;
 
-/// One write of a group ([`HubStore::apply_group`]).
-#[derive(Debug, Clone, Copy)]
+/// One write of a group ([`HubStore::apply_group`]); serialized as is into
+/// the write-ahead log (`store_log` reads it back as its owned twin).
+#[derive(Debug, Clone, Copy, Serialize)]
 pub enum QueueOp<'a> {
     /// Queue a forward.
     Enqueue(&'a Enqueue),

@@ -5,7 +5,7 @@ use flotilla_actors::federation::ReceiptState;
 use flotilla_actors::names::MessageId;
 use std::collections::BTreeMap;
 
-fn host(s: &str) -> HostName {
+pub(super) fn host(s: &str) -> HostName {
     HostName::new(s).expect("host")
 }
 
@@ -23,7 +23,7 @@ fn message(from: &str, body: &str) -> Message {
     }
 }
 
-fn to(ids: &[&str]) -> BTreeMap<HostName, Vec<PeerId>> {
+pub(super) fn to(ids: &[&str]) -> BTreeMap<HostName, Vec<PeerId>> {
     let mut map: BTreeMap<HostName, Vec<PeerId>> = BTreeMap::new();
     for id in ids {
         let id = PeerId::parse(id).expect("id");

@@ -15,13 +15,13 @@ use std::thread::JoinHandle;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::logged;
-use crate::wal_sync::{SyncWait, WalSyncer};
 use super::mail::{AcceptOutcome, NewMessage};
 use super::write_op::apply;
 use super::write_op::{WriteDone, WriteOp};
 use super::{Store, StoreError};
 use crate::model::{PeerRecord, Timestamp};
 use crate::names::{MessageId, PeerId};
+use crate::wal_sync::{SyncWait, WalSyncer};
 
 /// Most writes applied in one transaction.
 const MAX_GROUP: usize = 1024;
