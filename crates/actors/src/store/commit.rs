@@ -360,16 +360,15 @@ impl Writer {
         }
         drop(mail);
         let applied = std::time::Instant::now();
-        let synced = match syncing.map(SyncWait::wait) {
-            Some(Err(e)) => Err(log.sync_failed(e)),
-            _ => Ok(()),
-        };
         let outcome = match fatal {
             Some(e) => Err(e),
-            None => synced
-                .and_then(|()| logged::Log::mark(&txn, &pending))
+            None => logged::Log::mark(&txn, &pending)
                 .and_then(|()| txn.commit().map_err(StoreError::from)),
         };
+        // Nobody is answered before the record is synced.
+        if let Some(Err(e)) = syncing.map(SyncWait::wait) {
+            logged::sync_failed(&log, &e);
+        }
         match &outcome {
             Ok(()) => log.committed(&pending),
             Err(_) => log.refused(&pending),

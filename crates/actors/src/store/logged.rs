@@ -4,16 +4,17 @@
 //!
 //! The message path's writes (acceptances, deliveries, acks, the hub's
 //! verdicts and receipts, last-seen times, lane notices) are appended to
-//! `<store>.wal` as one record per group and synced before the group's
-//! transaction commits without waiting for the disk; the transaction
-//! records the log position it reached (`wal_seq` in `meta`). Any other
-//! write, and one group every so often (`wal_log`), commits durably as
-//! before, after which the log is emptied. When the store opens, every record after the position
-//! the file holds is applied again, in order: the writes are deterministic
-//! (their times and limits travel in them), so replay rebuilds exactly the
-//! state that was acknowledged. Owns the log and the record format; the
-//! rules of each write stay in `write_op` and the tables' modules, and the
-//! order of groups in the commit queue.
+//! `<store>.wal` as one record per group and synced (on another thread,
+//! while the group's transaction is applied and committed without waiting
+//! for the disk) before anyone is answered; the transaction records the log
+//! position it reached (`wal_seq` in `meta`). Any other write, and one
+//! group every so often (`wal_log`), commits durably as before, after which
+//! the log is emptied. When the store opens, every record after the
+//! position the file holds is applied again, in order: the writes are
+//! deterministic (their times and limits travel in them), so replay
+//! rebuilds exactly the state that was acknowledged. Owns the log and the
+//! record format; the rules of each write stay in `write_op` and the
+//! tables' modules, and the order of groups in the commit queue.
 
 use std::path::Path;
 
@@ -135,8 +136,10 @@ impl Log {
     }
 
     /// Appends a group's record before its transaction; the second value
-    /// says whether the caller must sync it before the commit (unless every
-    /// write of it may wait for the disk). A group with a write the log does
+    /// says whether the caller must sync it before answering anyone (unless
+    /// every write of it may wait for the disk). The sync runs on its own
+    /// thread while the group is applied and committed without waiting for
+    /// the disk; a failed sync stops the daemon ([`sync_failed`]). A group with a write the log does
     /// not carry, one due for a durable commit, or one after a write made
     /// outside the queue without waiting for the disk (`lazy_before`) is
     /// not logged: it commits durably.
@@ -176,14 +179,6 @@ impl Log {
     /// says so) on the syncing thread while the group is applied.
     pub(super) fn file(&self) -> std::sync::Arc<std::fs::File> {
         self.0.file()
-    }
-
-    /// A failed sync of the group's record, as the store's error.
-    pub(super) fn sync_failed(&self, source: std::io::Error) -> StoreError {
-        StoreError::Io {
-            path: self.0.path().to_owned(),
-            source,
-        }
     }
 
     /// Records in the group's transaction how far the log it includes goes.
@@ -239,4 +234,23 @@ fn replay(db: &Database, pos: u64, todo: &[WalRecord]) -> Result<(u64, usize), S
     txn.open_table(META)?.insert(WAL_SEQ_KEY, last)?;
     txn.commit()?;
     Ok((last, writes))
+}
+
+/// The log's record of a group could not be synced, after the group's
+/// redb transaction committed without waiting for the disk: the daemon
+/// stops at once, answering no one. After a failed `fdatasync` the page
+/// cache can no longer be trusted to reach the disk (PostgreSQL stops the
+/// same way, for the same reason). An abort drops redb's commits that did
+/// not wait for the disk with the process, so the next start holds the last
+/// durable commit plus the log as the disk has it: every acknowledged write,
+/// and perhaps the unacknowledged group (its writes are all retried by id
+/// and stored once). The service manager starts the daemon again.
+pub(super) fn sync_failed(log: &Log, e: &std::io::Error) -> ! {
+    let path = log.0.path().display();
+    tracing::error!(error = %e, log = %path, "the write-ahead log could not be synced; the daemon stops now and recovers from the log at its next start");
+    eprintln!(
+        "flotilla: the write-ahead log {path} could not be synced ({e}); stopping at once. \
+         Check the disk (dmesg), then start the daemon again: it recovers from the log."
+    );
+    std::process::abort()
 }
