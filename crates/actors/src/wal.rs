@@ -5,8 +5,9 @@
 //! to); each record is `length, crc32, sequence number, payload`, the
 //! checksum covering the number and the payload. Reading stops at the
 //! first record that is short, fails its checksum or does not follow its
-//! predecessor's number: that is where a crash cut the file, and the file
-//! is cut back there. Owns only the bytes of the file; what a payload means
+//! predecessor's number: that is where a crash cut the file (or where the
+//! zeros of its preallocated room, or records older than the last emptying,
+//! begin), and the next record is written there. Owns only the bytes of the file; what a payload means
 //! and when the log may be emptied is its user's (the store's) business.
 
 use std::fs::{File, OpenOptions};
@@ -22,6 +23,8 @@ const MAGIC: &[u8; 8] = b"FLOTWAL1";
 pub const HEADER: u64 = 16;
 /// Bytes before a record's payload.
 const RECORD_HEAD: usize = 16;
+/// Bytes of zeros the file is kept at, at least ([`prefill`]).
+pub const PREALLOC: u64 = 1024 * 1024;
 /// Largest payload read back: anything larger is a damaged length.
 pub const MAX_RECORD: usize = crate::codec::HARD_LIMIT;
 
@@ -43,8 +46,6 @@ pub struct Opened {
     pub records: Vec<WalRecord>,
     /// A log of another store, set aside under this name.
     pub set_aside: Option<PathBuf>,
-    /// Bytes cut off the end (a torn record).
-    pub cut: u64,
 }
 
 /// An open log.
@@ -57,7 +58,7 @@ pub struct WalFile {
 impl WalFile {
     /// Opens the log at `path` for the store `id`, creating it (0600) when
     /// missing. A log whose header names another store is renamed aside
-    /// (`*.orphan-<ms>`), never applied; a torn tail is cut off.
+    /// (`*.orphan-<ms>`), never applied; a torn tail is written over.
     pub fn open(path: &Path, id: u64) -> io::Result<Opened> {
         let mut set_aside = None;
         let mut bytes = read_all(path)?;
@@ -87,10 +88,7 @@ impl WalFile {
             bytes = header;
         }
         let (records, end) = scan(&bytes);
-        let cut = bytes.len() as u64 - end;
-        if cut > 0 {
-            file.set_len(end)?;
-        }
+        prefill(&file, bytes.len() as u64);
         Ok(Opened {
             wal: Self {
                 file: Arc::new(file),
@@ -98,7 +96,6 @@ impl WalFile {
             },
             records,
             set_aside,
-            cut,
         })
     }
 
@@ -134,20 +131,26 @@ impl WalFile {
         self.file.sync_data()
     }
 
-    /// Cuts the log back to `at` (a record that must not count).
+    /// Takes back the record at `at` (one that must not count): its head
+    /// is zeroed, so reading stops there.
     pub fn truncate(&mut self, at: u64) -> io::Result<()> {
-        self.file.set_len(at)?;
+        self.file.write_all_at(&[0u8; RECORD_HEAD], at)?;
         self.len = at;
         self.file.sync_data()
     }
 
-    /// Empties the log once its records are durable elsewhere. Not synced:
-    /// a record left behind by a crash is older than the store's position,
-    /// so it is skipped, and a later record never follows it.
-    pub fn clear(&mut self) -> io::Result<()> {
-        self.file.set_len(HEADER)?;
+    /// Empties the log once its records are durable elsewhere; the next
+    /// record is written over the first. Nothing is written: an old record
+    /// left after a newer one is numbered below the store's position, so
+    /// it never follows the newer one and is never read.
+    pub fn clear(&mut self) {
         self.len = HEADER;
-        Ok(())
+    }
+
+    /// Empties the log and gives its space back to the disk (a full disk).
+    pub fn release(&mut self) -> io::Result<()> {
+        self.len = HEADER;
+        self.file.set_len(HEADER)
     }
 
     /// Bytes in the log, header included.
@@ -158,6 +161,23 @@ impl WalFile {
     /// Whether the log holds no record.
     pub fn is_empty(&self) -> bool {
         self.len <= HEADER
+    }
+}
+
+/// Makes the file at least [`PREALLOC`] bytes of written zeros, so that
+/// appending overwrites blocks the file already has and a sync writes data
+/// alone, not the file's size and extents (about a fifth cheaper on ext4).
+/// Best effort: on a disk without room the file stays as it was.
+fn prefill(file: &File, from: u64) {
+    if from >= PREALLOC {
+        return;
+    }
+    let zeros = vec![0u8; (PREALLOC - from) as usize];
+    let done = file
+        .write_all_at(&zeros, from)
+        .and_then(|()| file.sync_all());
+    if done.is_err() {
+        let _ = file.set_len(from);
     }
 }
 

@@ -104,12 +104,6 @@ impl WalLog {
         if let Some(aside) = &opened.set_aside {
             tracing::warn!(log = %aside.display(), "a write-ahead log of another store was set aside, not applied");
         }
-        if opened.cut > 0 {
-            tracing::warn!(
-                bytes = opened.cut,
-                "the write-ahead log ended in a torn record (a crash while writing it, never acknowledged); it was cut off"
-            );
-        }
         let todo: Vec<WalRecord> = opened.records.into_iter().filter(|r| r.seq > pos).collect();
         if let Some(first) = todo.first()
             && first.seq != pos + 1
@@ -205,8 +199,14 @@ impl WalLog {
     /// Everything up to the last record is in a durable commit.
     pub fn emptied(&mut self) {
         self.durable_at = Instant::now();
-        if let Err(e) = self.wal.clear() {
-            tracing::warn!(error = %e, "the write-ahead log could not be emptied; it is read again at the next open");
+        self.wal.clear();
+    }
+
+    /// After [`Self::emptied`]: gives the log's room back to the disk
+    /// (it was full).
+    pub fn release(&mut self) {
+        if let Err(e) = self.wal.release() {
+            tracing::warn!(error = %e, "the write-ahead log's room could not be given back");
         }
     }
 }

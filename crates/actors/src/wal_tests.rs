@@ -31,27 +31,46 @@ fn records_come_back_in_order_and_the_file_is_private() {
     assert_eq!(seqs(&opened), [7, 8, 9]);
     assert_eq!(opened.records[0].payload, b"a");
     assert_eq!(opened.records[2].payload.len(), 5000);
-    assert_eq!((opened.cut, opened.set_aside.is_none()), (0, true));
+    assert!(opened.set_aside.is_none());
+    assert!(
+        std::fs::metadata(&path).expect("meta").len() >= PREALLOC,
+        "the file keeps its room written"
+    );
 }
 
 #[test]
-fn a_torn_tail_is_cut_off_and_appending_goes_on_after_the_last_good_record() {
+fn a_torn_tail_is_written_over_by_the_next_record() {
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("s.wal");
     drop(appended(&path, &[(1, b"one"), (2, b"two")]));
-    let full = std::fs::metadata(&path).expect("meta").len();
-    for cut in 1..=(RECORD_HEAD as u64 + 3) {
+    let second = HEADER + RECORD_HEAD as u64 + 3;
+    for kept in 1..(RECORD_HEAD as u64 + 3) {
+        // A crash that wrote only the first `kept` bytes of record 2.
         let f = OpenOptions::new().write(true).open(&path).expect("f");
-        f.set_len(full - cut).expect("cut");
+        let tail = vec![0u8; (RECORD_HEAD as u64 + 3 - kept) as usize];
+        f.write_all_at(&tail, second + kept).expect("tear");
         let opened = WalFile::open(&path, ID).expect("reopen");
-        assert_eq!(seqs(&opened), [1], "cut {cut}");
-        assert_eq!(opened.cut, full - cut - opened.wal.len());
+        assert_eq!(seqs(&opened), [1], "kept {kept}");
+        assert_eq!(opened.wal.len(), second);
         let mut wal = opened.wal;
         wal.append(2, b"two").expect("append");
         wal.sync().expect("sync");
-        assert_eq!(std::fs::metadata(&path).expect("meta").len(), full);
+        assert_eq!(seqs(&WalFile::open(&path, ID).expect("reopen")), [1, 2]);
     }
-    assert_eq!(seqs(&WalFile::open(&path, ID).expect("reopen")), [1, 2]);
+}
+
+#[test]
+fn a_record_taken_back_is_not_read() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("s.wal");
+    let mut wal = appended(&path, &[(1, b"one")]);
+    let start = wal.append(2, b"refused").expect("append");
+    wal.truncate(start).expect("take back");
+    assert_eq!(seqs(&WalFile::open(&path, ID).expect("reopen")), [1]);
+    wal.append(2, b"two").expect("again");
+    wal.sync().expect("sync");
+    let opened = WalFile::open(&path, ID).expect("reopen");
+    assert_eq!(opened.records[1].payload, b"two");
 }
 
 #[test]
@@ -78,27 +97,23 @@ fn a_log_of_another_store_is_set_aside_never_read() {
     let opened = WalFile::open(&path, ID + 1).expect("open");
     assert!(opened.records.is_empty());
     let aside = opened.set_aside.expect("set aside");
-    assert_eq!(
-        std::fs::read(&aside).expect("kept").len() as u64,
-        opened.wal.len() + RECORD_HEAD as u64 + 6
-    );
+    let kept = WalFile::open(&aside, ID).expect("the aside log is kept whole");
+    assert_eq!(seqs(&kept), [1]);
     assert!(opened.wal.is_empty());
 }
 
 #[test]
-fn a_cleared_log_reads_empty_and_an_old_record_left_behind_is_not_read_after_a_new_one() {
+fn a_cleared_log_reads_empty_and_an_older_record_after_a_new_one_is_not_read() {
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("s.wal");
-    let mut wal = appended(&path, &[(1, b"one"), (2, b"two"), (3, b"three")]);
-    let old = std::fs::read(&path).expect("read");
-    wal.clear().expect("clear");
+    let mut wal = appended(&path, &[(1, b"one!"), (2, b"two"), (3, b"three")]);
+    wal.clear();
     assert!(wal.is_empty());
+    // Record 4 is written over record 1, exactly as long: record 2 and 3
+    // follow it intact in the file, but are older and never read.
     wal.append(4, b"four").expect("append");
     wal.sync().expect("sync");
-    // A crash that kept the new record but not the shortening: the old
-    // records' bytes after it are stale and must not be read.
-    let mut torn = std::fs::read(&path).expect("read");
-    torn.extend_from_slice(&old[torn.len()..]);
-    std::fs::write(&path, &torn).expect("write");
     assert_eq!(seqs(&WalFile::open(&path, ID).expect("reopen")), [4]);
+    wal.release().expect("release");
+    assert_eq!(std::fs::metadata(&path).expect("meta").len(), HEADER);
 }

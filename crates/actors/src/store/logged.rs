@@ -170,6 +170,7 @@ impl Log {
             Err(e) => {
                 tracing::warn!(error = %e, log = %self.0.path().display(), "the write-ahead log could not take a group; the log is emptied into the store and the group commits durably");
                 self.checkpoint(db)?;
+                self.0.release();
                 Ok((self.0.unlogged(), false))
             }
         }
