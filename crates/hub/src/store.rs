@@ -5,10 +5,13 @@
 //! Owns the tables and every write to them. Queuing a message is durable
 //! before it returns (its write-ahead log record synced, see `store_log`),
 //! so the hub acknowledges a forward only once it is on disk, and a restart
-//! (even `kill -9`) loses nothing acknowledged. The bookkeeping after that (a delivery taken off a queue
-//! with its receipt, receipts acknowledged, rosters) commits without its
-//! own fsync and becomes durable with the next durable commit ([`flush`]
-//! at the latest): losing it to a crash only repeats idempotent steps (a
+//! (even `kill -9`) loses nothing acknowledged. The bookkeeping after
+//! that (a delivery taken off a queue with its receipt, receipts
+//! acknowledged) is appended to the log without its own sync, and rosters
+//! and grants commit without one (the next group that queues a message
+//! then commits durably); each becomes durable with the next sync or
+//! durable commit ([`flush`] at the latest): losing it to a crash only
+//! repeats idempotent steps (a
 //! delivery the host stores once, a receipt it applies once, a roster every
 //! host sends again when it links). Only the hub process opens the file.
 //! Must not decide routing (the roster does).
@@ -78,6 +81,10 @@ pub enum HubStoreError {
     /// The thread that ran a commit ended before it answered.
     #[error("the hub store's writer stopped: {0}")]
     Stopped(String),
+    /// The write-ahead log could not be opened or does not follow the
+    /// store (records missing): nothing was replayed.
+    #[error("hub store: {0}")]
+    Log(#[from] flotilla_actors::wal_log::WalError),
 }
 
 macro_rules! from_redb {

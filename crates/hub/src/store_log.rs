@@ -11,7 +11,7 @@ use flotilla_actors::codec;
 use flotilla_actors::model::Timestamp;
 use flotilla_actors::names::{HostName, PeerId};
 use flotilla_actors::wal::MAX_RECORD;
-use flotilla_actors::wal_log::{Pending, WalError, WalLog};
+use flotilla_actors::wal_log::{Pending, WalLog};
 use redb::{Database, ReadableDatabase, ReadableTable, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
@@ -54,18 +54,6 @@ enum Op {
         host: HostName,
         seq: u64,
     },
-}
-
-impl From<WalError> for HubStoreError {
-    fn from(e: WalError) -> Self {
-        match e {
-            WalError::Io { path, source } => Self::Io {
-                path: path.display().to_string(),
-                source,
-            },
-            gap => Self::Stopped(gap.to_string()),
-        }
-    }
 }
 
 /// Gives a new store its log's id (in the transaction that creates it).

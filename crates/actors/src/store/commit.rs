@@ -173,7 +173,6 @@ fn failed_write(e: &StoreError) -> String {
             redb::Error::Io(io) => io.kind() == std::io::ErrorKind::StorageFull,
             _ => false,
         },
-        StoreError::Io { source, .. } => source.kind() == std::io::ErrorKind::StorageFull,
         _ => false,
     };
     if full {

@@ -30,7 +30,7 @@ use crate::federation::{Deliver, ForwardOutcome, Receipt};
 use crate::model::Timestamp;
 use crate::names::{MessageId, PeerId};
 use crate::wal::{MAX_RECORD, WalRecord};
-use crate::wal_log::{Pending, WalError, WalLog};
+use crate::wal_log::{Pending, WalLog};
 
 /// A logged write as appended (borrowed from the queue's op).
 #[derive(Serialize)]
@@ -108,15 +108,6 @@ pub(super) fn create_v11(txn: &WriteTransaction) -> Result<(), StoreError> {
 /// The open log of a store.
 #[derive(Debug)]
 pub(super) struct Log(WalLog);
-
-impl From<WalError> for StoreError {
-    fn from(e: WalError) -> Self {
-        match e {
-            WalError::Io { path, source } => Self::Io { path, source },
-            gap => Self::Rejected(gap.to_string()),
-        }
-    }
-}
 
 impl Log {
     /// Opens the log of the store `db` (at `store`), applies every record

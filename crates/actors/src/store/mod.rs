@@ -97,6 +97,10 @@ pub enum StoreError {
     /// redb failed.
     #[error("store: {0}")]
     Db(Box<redb::Error>),
+    /// The write-ahead log could not be opened or does not follow the
+    /// store (records missing): nothing was replayed.
+    #[error("{0}")]
+    Log(#[from] crate::wal_log::WalError),
 }
 
 macro_rules! from_redb {
