@@ -210,3 +210,50 @@ impl WalLog {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wal::WalFile;
+
+    fn log_with(store: &Path, seqs: &[u64]) {
+        let mut wal = WalFile::open(&wal_path(store), 7).expect("open").wal;
+        for seq in seqs {
+            wal.append(*seq, b"w").expect("append");
+        }
+        wal.sync().expect("sync");
+    }
+
+    #[test]
+    fn records_after_the_position_are_handed_out_and_a_gap_is_refused_by_name() {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = dir.path().join("s.redb");
+        log_with(&store, &[5, 6]);
+        let seqs = |pos| {
+            let (_, todo) = WalLog::open(&store, 7, pos).expect("open");
+            todo.iter().map(|r| r.seq).collect::<Vec<_>>()
+        };
+        assert_eq!(seqs(4), [5, 6]);
+        assert_eq!(seqs(5), [6]);
+        assert!(seqs(6).is_empty());
+        // The store stopped at 3: record 4 is missing, nothing is replayed
+        // and the file is kept for a look.
+        let err = WalLog::open(&store, 7, 3).expect_err("gap");
+        assert!(
+            matches!(
+                err,
+                WalError::Gap {
+                    first: 5,
+                    pos: 3,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("keep the store and this file"),
+            "{err}"
+        );
+        assert_eq!(seqs(4), [5, 6], "the log is untouched");
+    }
+}
