@@ -25,13 +25,14 @@ pub(crate) fn put_lane(txn: &WriteTransaction, lane: &LaneRecord) -> Result<(), 
 
 /// A lane's record and what changed with it, written in one transaction:
 /// a crash keeps all of it or none.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct LaneWrite {
     /// The record.
     pub record: LaneRecord,
     /// The turn the events belong to.
     pub turn: u32,
     /// Events to append.
+    #[serde(with = "events_json")]
     pub events: Vec<EventKind>,
     /// A turn's end the owner must be told of: `(turn, result)`.
     pub owe_notice: Option<(u32, TurnResult)>,
@@ -41,6 +42,23 @@ pub struct LaneWrite {
     pub unshelve: Option<u32>,
     /// The lane's peer, when new: stored with the lane's first turn.
     pub peer: Option<PeerRecord>,
+}
+
+/// Events as they travel in the store's log: as JSON text, as the event
+/// table keeps them (their kinds are tagged enums, which the binary codec
+/// cannot read back).
+pub(super) mod events_json {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error as _, ser::Error as _};
+
+    use crate::lane::events::EventKind;
+
+    pub(crate) fn serialize<S: Serializer>(kinds: &[EventKind], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&serde_json::to_string(kinds).map_err(S::Error::custom)?)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<EventKind>, D::Error> {
+        serde_json::from_str(&String::deserialize(d)?).map_err(D::Error::custom)
+    }
 }
 
 impl LaneWrite {

@@ -2,14 +2,14 @@
 //! one append and one `fdatasync` instead of a redb commit that waits for
 //! the disk, and how the log is replayed when the store opens.
 //!
-//! The message path's writes (acceptances, deliveries, acks, the hub's
-//! verdicts and receipts, last-seen times, lane notices) are appended to
-//! `<store>.wal` as one record per group and synced (on another thread,
-//! while the group's transaction is applied and committed without waiting
-//! for the disk) before anyone is answered; the transaction records the log
-//! position it reached (`wal_seq` in `meta`). Any other write, and one
-//! group every so often (`wal_log`), commits durably as before, after which
-//! the log is emptied. When the store opens, every record after the
+//! Every write of the commit queue (messages, deliveries, acks, the hub's
+//! verdicts and receipts, last-seen times, peers, lanes and their events,
+//! fleets) is appended to `<store>.wal` as one record per group and synced
+//! (on another thread, while the group's transaction is applied and
+//! committed without waiting for the disk) before anyone is answered; the
+//! transaction records the log position it reached (`wal_seq` in `meta`).
+//! A group holding a large body, and one group every so often (`wal_log`),
+//! commits durably as before, after which the log is emptied. When the store opens, every record after the
 //! position the file holds is applied again, in order: the writes are
 //! deterministic (their times and limits travel in them), so replay
 //! rebuilds exactly the state that was acknowledged. Owns the log and the
@@ -22,12 +22,15 @@ use redb::{Database, ReadableDatabase, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
 use super::StoreError;
+use super::lanes::{LaneWrite, events_json};
 use super::mail::NewMessage;
 use super::schema::{META, WAL_ID_KEY, WAL_SEQ_KEY};
 use super::write_op::{WriteOp, apply};
 use crate::codec;
 use crate::federation::{Deliver, ForwardOutcome, Receipt};
-use crate::model::Timestamp;
+use crate::lane::LaneRecord;
+use crate::lane::events::EventKind;
+use crate::model::{PeerRecord, Timestamp};
 use crate::names::{MessageId, PeerId};
 use crate::wal::{MAX_RECORD, WalRecord};
 use crate::wal_log::{Pending, WalLog};
@@ -48,18 +51,81 @@ enum LoggedRef<'a> {
     Forwarded(&'a MessageId, &'a ForwardOutcome),
     Receipt(&'a Receipt),
     AcceptDelivery(&'a Deliver),
+    PutPeer(&'a PeerRecord),
+    RemovePeer {
+        id: &'a PeerId,
+        force: bool,
+    },
+    RenamePeer {
+        old: &'a PeerId,
+        new: &'a PeerId,
+    },
+    PutLane(&'a LaneRecord),
+    PutFleet {
+        name: &'a str,
+        json: &'a [u8],
+    },
+    RemoveFleet(&'a str),
+    WriteLane(&'a LaneWrite, Timestamp),
+    RemoveLane {
+        name: &'a str,
+        peer: &'a PeerId,
+        force: bool,
+    },
+    AppendEvents {
+        lane: &'a str,
+        turn: u32,
+        at: Timestamp,
+        #[serde(serialize_with = "events_json::serialize")]
+        kinds: &'a [EventKind],
+    },
 }
 
-/// A logged write as read back: the same variants in the same order.
+/// A logged write as read back: the same variants in the same order. New
+/// variants go at the end, so a log written before them still reads.
 #[derive(Deserialize)]
 enum Logged {
     Accept(NewMessage),
-    Ack { peer: PeerId, ids: Vec<MessageId> },
+    Ack {
+        peer: PeerId,
+        ids: Vec<MessageId>,
+    },
     Touch(Vec<(PeerId, Timestamp)>),
-    NoticeSent { lane: String, turn: u32 },
+    NoticeSent {
+        lane: String,
+        turn: u32,
+    },
     Forwarded(MessageId, ForwardOutcome),
     Receipt(Receipt),
     AcceptDelivery(Deliver),
+    PutPeer(PeerRecord),
+    RemovePeer {
+        id: PeerId,
+        force: bool,
+    },
+    RenamePeer {
+        old: PeerId,
+        new: PeerId,
+    },
+    PutLane(Box<LaneRecord>),
+    PutFleet {
+        name: String,
+        json: Vec<u8>,
+    },
+    RemoveFleet(String),
+    WriteLane(Box<LaneWrite>, Timestamp),
+    RemoveLane {
+        name: String,
+        peer: PeerId,
+        force: bool,
+    },
+    AppendEvents {
+        lane: String,
+        turn: u32,
+        at: Timestamp,
+        #[serde(deserialize_with = "events_json::deserialize")]
+        kinds: Vec<EventKind>,
+    },
 }
 
 /// A message body larger than this commits durably, not through the log:
@@ -79,7 +145,30 @@ fn logged(op: &WriteOp) -> Option<LoggedRef<'_>> {
         WriteOp::Forwarded(id, outcome) => LoggedRef::Forwarded(id, outcome),
         WriteOp::Receipt(r) => LoggedRef::Receipt(r),
         WriteOp::AcceptDelivery(d) => LoggedRef::AcceptDelivery(d),
-        _ => return None,
+        WriteOp::PutPeer(p) => LoggedRef::PutPeer(p),
+        WriteOp::RemovePeer { id, force } => LoggedRef::RemovePeer { id, force: *force },
+        WriteOp::RenamePeer { old, new } => LoggedRef::RenamePeer { old, new },
+        WriteOp::PutLane(lane) => LoggedRef::PutLane(lane),
+        WriteOp::PutFleet { json, .. } if json.len() > LOGGED_BODY_MAX => return None,
+        WriteOp::PutFleet { name, json } => LoggedRef::PutFleet { name, json },
+        WriteOp::RemoveFleet(name) => LoggedRef::RemoveFleet(name),
+        WriteOp::WriteLane(w, at) => LoggedRef::WriteLane(w, *at),
+        WriteOp::RemoveLane { name, peer, force } => LoggedRef::RemoveLane {
+            name,
+            peer,
+            force: *force,
+        },
+        WriteOp::AppendEvents {
+            lane,
+            turn,
+            at,
+            kinds,
+        } => LoggedRef::AppendEvents {
+            lane,
+            turn: *turn,
+            at: *at,
+            kinds,
+        },
     })
 }
 
@@ -93,6 +182,25 @@ impl From<Logged> for WriteOp {
             Logged::Forwarded(id, outcome) => Self::Forwarded(id, outcome),
             Logged::Receipt(r) => Self::Receipt(r),
             Logged::AcceptDelivery(d) => Self::AcceptDelivery(d),
+            Logged::PutPeer(p) => Self::PutPeer(p),
+            Logged::RemovePeer { id, force } => Self::RemovePeer { id, force },
+            Logged::RenamePeer { old, new } => Self::RenamePeer { old, new },
+            Logged::PutLane(lane) => Self::PutLane(lane),
+            Logged::PutFleet { name, json } => Self::PutFleet { name, json },
+            Logged::RemoveFleet(name) => Self::RemoveFleet(name),
+            Logged::WriteLane(w, at) => Self::WriteLane(w, at),
+            Logged::RemoveLane { name, peer, force } => Self::RemoveLane { name, peer, force },
+            Logged::AppendEvents {
+                lane,
+                turn,
+                at,
+                kinds,
+            } => Self::AppendEvents {
+                lane,
+                turn,
+                at,
+                kinds,
+            },
         }
     }
 }

@@ -7,7 +7,7 @@ use crate::lane::events::EventKind;
 use crate::lane::{CliKind, LaneRecord, LaneSpec, Permissions, TurnResult, TurnStatus, Usage};
 use crate::names::PeerName;
 
-fn record() -> LaneRecord {
+pub(super) fn record() -> LaneRecord {
     let spec = LaneSpec {
         name: PeerName::new("w").expect("name"),
         cli: CliKind::Exec,
@@ -27,7 +27,7 @@ fn record() -> LaneRecord {
     LaneRecord::new(spec, Timestamp(1))
 }
 
-fn result(text: &str) -> TurnResult {
+pub(super) fn result(text: &str) -> TurnResult {
     TurnResult {
         lane: PeerId::parse("h/w").expect("id"),
         status: TurnStatus::Completed,
@@ -244,7 +244,7 @@ async fn version_8_results_are_rewritten_by_the_upgrade_to_version_9() {
     assert_eq!(store.lane_shelf("w").expect("shelf"), vec![(1, r)]);
 }
 
-fn fleet(name: &str) -> crate::fleet::FleetRecord {
+pub(super) fn fleet(name: &str) -> crate::fleet::FleetRecord {
     use crate::fleet::{FleetRun, FleetSpec, MemberSpec};
     let member = MemberSpec {
         cli: CliKind::Exec,

@@ -148,3 +148,84 @@ async fn a_log_of_another_store_is_set_aside_not_applied() {
         .collect();
     assert_eq!(aside.len(), 1, "the foreign log is kept aside");
 }
+
+#[tokio::test]
+async fn a_lanes_writes_come_back_from_the_log_with_its_peer() {
+    use super::lanes::{fleet, record, result};
+    use crate::lane::events::EventKind;
+    let (dir, store, q) = fixture().await;
+    // Every other kind of write goes through the log as well.
+    q.put_fleet(&fleet("f1")).await.expect("fleet");
+    q.put_fleet(&fleet("f2")).await.expect("fleet");
+    q.remove_fleet("f2").await.expect("fleet gone");
+    let (x, y) = (
+        PeerId::parse("h/x").expect("x"),
+        PeerId::parse("h/y").expect("y"),
+    );
+    q.put_peer(peer("h/x", &["g"])).await.expect("x");
+    q.rename_peer(x, y).await.expect("renamed");
+    q.remove_peer(PeerId::parse("h/c").expect("c"), false)
+        .await
+        .expect("c gone");
+    let mut gone = record();
+    gone.spec.name = crate::names::PeerName::new("gone").expect("name");
+    q.put_lane(gone).await.expect("lane");
+    q.remove_lane("gone", PeerId::parse("h/gone").expect("id"), true)
+        .await
+        .expect("lane gone");
+    let mut w = LaneWrite::record(record());
+    w.turn = 1;
+    w.events = vec![EventKind::TurnCompleted(result("one"))];
+    w.owe_notice = Some((1, result("one")));
+    w.peer = Some(peer("h/w", &["g"]));
+    q.write_lane(w).await.expect("write");
+    q.append_events(
+        "w",
+        1,
+        vec![EventKind::Note {
+            text: "more".into(),
+        }],
+    )
+    .await
+    .expect("events");
+    let live = store.lane_events("w", 0, 10).expect("events");
+    assert_eq!(live.len(), 2);
+
+    let path = dir.path().join("s.redb");
+    let with_log = crash_image(&path, &dir.path().join("crash"), true);
+    let without = crash_image(&path, &dir.path().join("bare"), false);
+    let bare = Store::open(&without).expect("open bare");
+    assert!(
+        bare.load_lanes().expect("lanes").is_empty(),
+        "the store file alone must lack the lane, or this test proves nothing"
+    );
+    drop(bare);
+    let back = Store::open(&with_log).expect("open crash image");
+    assert_eq!(back.load_lanes().expect("lanes").len(), 1);
+    assert_eq!(back.lane_events("w", 0, 10).expect("events"), live);
+    assert_eq!(back.lane_notices("w").expect("notices")[0].0, 1);
+    assert!(
+        back.load_peers()
+            .expect("peers")
+            .iter()
+            .any(|p| p.id.to_string() == "h/w"),
+        "the lane's peer came back with it"
+    );
+    let names = |peers: Vec<crate::model::PeerRecord>| {
+        let mut v: Vec<String> = peers.iter().map(|p| p.id.to_string()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        names(back.load_peers().expect("peers")),
+        names(store.load_peers().expect("live peers"))
+    );
+    let fleets: Vec<String> = back
+        .fleets()
+        .expect("fleets")
+        .into_iter()
+        .map(|f| f.spec.name.to_string())
+        .collect();
+    assert_eq!(fleets, ["f1"]);
+    back.verify().expect("consistent");
+}
