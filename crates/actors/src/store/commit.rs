@@ -56,6 +56,7 @@ pub struct CommitStats {
 pub struct CommitQueue {
     tx: mpsc::Sender<Cmd>,
     stats: Arc<CommitStats>,
+    forwards: watch::Receiver<u64>,
 }
 
 impl CommitQueue {
@@ -68,17 +69,34 @@ impl CommitQueue {
     ) -> std::io::Result<(Self, JoinHandle<()>)> {
         let (tx, rx) = mpsc::channel(QUEUE_DEPTH);
         let stats = Arc::new(CommitStats::default());
+        let (forwards_tx, forwards) = watch::channel(0);
         let writer = Writer {
             store,
             rx,
             mail_epoch,
+            forwards: forwards_tx,
             stats: stats.clone(),
             syncer: WalSyncer::start()?,
         };
         let handle = std::thread::Builder::new()
             .name("flotilla-commit".into())
             .spawn(move || writer.run())?;
-        Ok((Self { tx, stats }, handle))
+        Ok((
+            Self {
+                tx,
+                stats,
+                forwards,
+            },
+            handle,
+        ))
+    }
+
+    /// Bumped as soon as a group that accepted messages has committed,
+    /// while its log record may still be syncing: the hub link may hand
+    /// those messages on at once (the hub stores them once, by id), but no
+    /// one is answered, and no inbox reader woken, before the sync.
+    pub fn forwards_ready(&self) -> watch::Receiver<u64> {
+        self.forwards.clone()
     }
 
     /// The writer's counters.
@@ -196,6 +214,7 @@ struct Writer {
     store: Arc<Store>,
     rx: mpsc::Receiver<Cmd>,
     mail_epoch: watch::Sender<u64>,
+    forwards: watch::Sender<u64>,
     stats: Arc<CommitStats>,
     syncer: WalSyncer,
 }
@@ -244,19 +263,7 @@ impl Writer {
     }
 
     fn commit_group(&self, group: Vec<(WriteOp, Reply)>) {
-        let mail_changed = group.iter().any(|(op, _)| {
-            matches!(
-                op,
-                WriteOp::Accept(_)
-                    | WriteOp::AcceptDelivery(_)
-                    | WriteOp::Forwarded(..)
-                    | WriteOp::Receipt(_)
-                    | WriteOp::Ack { .. }
-                    | WriteOp::PutLane(_)
-                    | WriteOp::WriteLane(..)
-                    | WriteOp::AppendEvents { .. }
-            )
-        });
+        let mail_changed = group.iter().any(|(op, _)| op.wakes_readers());
         let (results, outcome) = self.apply_group(group);
         self.stats.commits.fetch_add(1, Ordering::Relaxed);
         self.stats
@@ -308,6 +315,7 @@ impl Writer {
         let started = std::time::Instant::now();
         let mut log = self.store.log();
         let ops: Vec<&WriteOp> = group.iter().map(|(op, _)| op).collect();
+        let accepts = ops.iter().any(|op| matches!(op, WriteOp::Accept(_)));
         let txn = db.and_then(|db| {
             let (pending, sync) = log.begin(&db, &ops, self.store.take_lazy())?;
             // The disk syncs the record while the group is applied.
@@ -364,6 +372,9 @@ impl Writer {
             None => logged::Log::mark(&txn, &pending)
                 .and_then(|()| txn.commit().map_err(StoreError::from)),
         };
+        if accepts && outcome.is_ok() {
+            self.forwards.send_modify(|e| *e += 1);
+        }
         // Nobody is answered before the record is synced.
         if let Some(Err(e)) = syncing.map(SyncWait::wait) {
             logged::sync_failed(&log, &e);

@@ -229,3 +229,20 @@ async fn a_lanes_writes_come_back_from_the_log_with_its_peer() {
     assert_eq!(fleets, ["f1"]);
     back.verify().expect("consistent");
 }
+
+#[tokio::test]
+async fn accepted_messages_wake_the_forwarder_before_their_sender_is_answered() {
+    let (_dir, _store, q) = fixture().await;
+    let mut forwards = q.forwards_ready();
+    forwards.borrow_and_update();
+    q.put_peer(peer("h/d", &["g"])).await.expect("d");
+    assert!(
+        !forwards.has_changed().expect("open"),
+        "no message, nothing to hand on"
+    );
+    q.accept(msg("m1", "h/a", &["h/b"])).await.expect("m1");
+    assert!(
+        forwards.has_changed().expect("open"),
+        "woken by the time the sender is answered"
+    );
+}

@@ -74,6 +74,22 @@ impl WriteOp {
             Self::Forwarded(..) | Self::NoticeSent { .. } | Self::Touch(_)
         )
     }
+
+    /// Whether this write changes an inbox, an outbox entry or a lane, so
+    /// readers waiting for mail, lane events or results must look again.
+    pub(super) fn wakes_readers(&self) -> bool {
+        matches!(
+            self,
+            Self::Accept(_)
+                | Self::AcceptDelivery(_)
+                | Self::Forwarded(..)
+                | Self::Receipt(_)
+                | Self::Ack { .. }
+                | Self::PutLane(_)
+                | Self::WriteLane(..)
+                | Self::AppendEvents { .. }
+        )
+    }
 }
 
 #[derive(Debug)]

@@ -82,6 +82,9 @@ pub(super) async fn run(
     };
     let mut directory = ctx.directory.subscribe();
     let mut epoch = ctx.mail_epoch.clone();
+    // Messages for the hub are handed on once committed, while their log
+    // record syncs (the sender is answered only after both).
+    let mut forwards = ctx.commit.forwards_ready();
     let mut ticker = tokio::time::interval(liveness.interval());
     let ended = async {
         let reset = link.roster.reset(&ctx.host, &ctx.directory());
@@ -102,6 +105,7 @@ pub(super) async fn run(
                     }
                 }
                 Ok(()) = epoch.changed() => link.pump().await?,
+                Ok(()) = forwards.changed() => link.pump().await?,
                 () = resend_at(link.resend.due_at()), if link.inflight == 0 => {
                     link.resend_if_due().await?;
                 }
