@@ -77,6 +77,13 @@ pub enum LaneMsg {
     },
     /// From the connector: the process used CPU time.
     Progress,
+    /// The owner was told of these turns (all that were owed, with `all`).
+    NoticesPaid {
+        /// The turns.
+        turns: Vec<u32>,
+        /// Every notice of the batch was paid.
+        all: bool,
+    },
     /// From the connector: the process ended.
     Exited {
         /// What its output said.
@@ -120,6 +127,10 @@ pub struct LaneState {
     pub(super) released: Option<WaitingTurn>,
     /// A new lane's peer, until its first turn stores it.
     pub(super) unstored_peer: Option<PeerRecord>,
+    /// The lane itself, for the tasks that report back to it.
+    pub(super) myself: LaneRef,
+    /// A batch of owed notices is on its way (see `notify`).
+    pub(super) notifying: bool,
 }
 
 impl Actor for Lane {
@@ -152,11 +163,13 @@ impl Actor for Lane {
             attach: None,
             released: None,
             unstored_peer,
+            myself: myself.clone(),
+            notifying: false,
         };
         state.hold = super::hold::load(&state);
         turn::recover(&mut state, &myself).await;
         // Owners not told before a crash are told now.
-        state.pay_notices().await;
+        state.pay_notices();
         state.pay_replies().await;
         Ok(state)
     }
@@ -211,6 +224,7 @@ impl Actor for Lane {
             LaneMsg::StallCheck => super::stall::check(state).await,
             LaneMsg::Events { kinds, offset } => state.events(kinds, offset).await,
             LaneMsg::Progress => state.last_progress = Instant::now(),
+            LaneMsg::NoticesPaid { turns, all } => state.notices_paid(turns, all),
             LaneMsg::Exited { outcome, exit } => turn::exited(state, &myself, outcome, exit).await,
         }
         // An attach waiting for the turn's end is answered.
@@ -388,9 +402,7 @@ impl LaneState {
     }
 
     async fn tick(&mut self) {
-        if !self.owed.is_empty() {
-            self.pay_notices().await;
-        }
+        self.pay_notices();
         if !self.record.replies_owed.is_empty() {
             self.pay_replies().await;
         }

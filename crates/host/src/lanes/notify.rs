@@ -2,7 +2,11 @@
 //! to the owner's inbox, with a one-line summary and how to collect the
 //! result. Its id is fixed per lane incarnation and turn, so a retry after a
 //! crash never stores it twice. Until it is stored the notice is owed (on
-//! disk, see `LaneState::pay_notices`).
+//! disk, saved with the turn's end). The owed notices are sent off the
+//! lane's actor, oldest first and one batch at a time
+//! ([`LaneState::pay_notices`]), so a `wait` for the turn's result is not
+//! held behind the notice's own commit. Must not touch the turn or the
+//! lane's record.
 
 use flotilla_actors::lane::{LaneRecord, TurnResult};
 use flotilla_actors::names::{HostName, MessageId};
@@ -11,6 +15,92 @@ use ractor::rpc::CallResult;
 
 use crate::context::HostContext;
 use crate::router::RouterMsg;
+
+use super::lane::{LaneMsg, LaneState};
+
+impl LaneState {
+    /// Sends the notices owed, oldest first, on a task of their own unless
+    /// a batch is already on its way; the lane hears back which were
+    /// stored or refused ([`Self::notices_paid`]). One that could not be
+    /// sent stays owed for the next tick.
+    pub(super) fn pay_notices(&mut self) {
+        if self.notifying || self.owed.is_empty() {
+            return;
+        }
+        self.notifying = true;
+        let owed: Vec<(u32, TurnResult)> = self.owed.iter().map(|(t, r)| (*t, r.clone())).collect();
+        let (ctx, record, lane) = (self.ctx.clone(), self.record.clone(), self.myself.clone());
+        tokio::spawn(async move {
+            let mut turns = Vec::new();
+            for (turn, result) in owed {
+                if !owner(&ctx, &record, turn, &result).await
+                    || !told(&ctx, &record, turn, &result).await
+                {
+                    let _ = lane.cast(LaneMsg::NoticesPaid { turns, all: false });
+                    return;
+                }
+                turns.push(turn);
+            }
+            let _ = lane.cast(LaneMsg::NoticesPaid { turns, all: true });
+        });
+    }
+
+    /// The notices of `turns` are paid; with `all`, any owed since are sent
+    /// now.
+    pub(super) fn notices_paid(&mut self, turns: Vec<u32>, all: bool) {
+        for turn in turns {
+            self.owed.remove(&turn);
+        }
+        self.notifying = false;
+        if all {
+            self.pay_notices();
+        }
+    }
+}
+
+/// The owner was told of `turn`: its turn record is written in the claim's
+/// worktree later, and that the notice was sent is recorded (queued, not
+/// waited for, and committed without an fsync: a crash before it is on
+/// disk only sends the notice again, stored once). False when it could not
+/// be queued.
+async fn told(
+    ctx: &std::sync::Arc<HostContext>,
+    record: &LaneRecord,
+    turn: u32,
+    result: &TurnResult,
+) -> bool {
+    let status = serde_json::to_value(result.status).ok();
+    let status = status.as_ref().and_then(|s| s.as_str()).unwrap_or("ended");
+    let lane =
+        flotilla_actors::names::PeerId::new(ctx.host.clone(), record.spec.name.clone()).to_string();
+    let said = result.result.as_deref().or(result.error.as_deref());
+    crate::governance::turns::record_later(
+        ctx,
+        &record.spec.cwd,
+        lane.clone(),
+        status.to_owned(),
+        said.unwrap_or_default(),
+    );
+    let name = record.spec.name.to_string();
+    match ctx.commit.submit_notice_sent(&name, turn).await {
+        Ok(landed) => {
+            let ctx = ctx.clone();
+            drop(tokio::spawn(async move {
+                match landed.await {
+                    Ok(()) => crate::crash_point::reached(&ctx, "lane.notice_sent"),
+                    Err(e) => {
+                        tracing::error!(lane = name, error = %e, "could not record the owner's notice");
+                    }
+                }
+            }));
+            true
+        }
+        Err(e) => {
+            tracing::error!(lane = name, error = %e, "could not record the owner's notice");
+            false
+        }
+    }
+}
 
 /// Sends the terminal status of `turn` to the lane's owner; false when it
 /// should be tried again (the router is restarting or did not answer). A

@@ -1,8 +1,7 @@
 //! A lane's results on their way out: `wait` is shown the oldest result not
 //! handed out (results a message's turn put aside first, then the record's)
-//! and it counts as collected only once the client has it; and the notices
-//! owed to the owner (saved with each turn's end) are sent, again after a
-//! crash, until the router takes them. It also builds each turn's result.
+//! and it counts as collected only once the client has it. It also builds
+//! each turn's result. The owner's notices are `notify`'s.
 
 use flotilla_actors::lane::events::{EventKind, LaneEvent};
 use flotilla_actors::lane::{LanePhase, TurnResult, Usage, classify};
@@ -10,7 +9,6 @@ use flotilla_actors::model::Timestamp;
 
 use super::cli::Outcome;
 use super::lane::LaneState;
-use super::notify;
 use super::process::TurnFiles;
 
 /// What `Collect` found.
@@ -62,52 +60,6 @@ impl LaneState {
             && self.record.collect().is_some()
         {
             self.save().await;
-        }
-    }
-
-    /// Tells the owner of each turn it was not told of yet; a notice is
-    /// owed (on disk) until its message is stored or refused.
-    pub(super) async fn pay_notices(&mut self) {
-        let owed: Vec<(u32, TurnResult)> = self.owed.iter().map(|(t, r)| (*t, r.clone())).collect();
-        for (turn, result) in owed {
-            if !notify::owner(&self.ctx, &self.record, turn, &result).await {
-                return;
-            }
-            let status = serde_json::to_value(result.status).ok();
-            let status = status.as_ref().and_then(|s| s.as_str()).unwrap_or("ended");
-            let lane = flotilla_actors::names::PeerId::new(
-                self.ctx.host.clone(),
-                self.record.spec.name.clone(),
-            )
-            .to_string();
-            let said = result.result.as_deref().or(result.error.as_deref());
-            crate::governance::turns::record_later(
-                &self.ctx,
-                &self.record.spec.cwd,
-                lane,
-                status.to_owned(),
-                said.unwrap_or_default(),
-            );
-            // Queued, not waited for, and committed without an fsync: the
-            // owner has the notice; a crash before this is on disk only
-            // sends it again (stored once).
-            let lane = self.record.spec.name.to_string();
-            let ctx = self.ctx.clone();
-            match self.ctx.commit.submit_notice_sent(&lane, turn).await {
-                Ok(landed) => drop(tokio::spawn(async move {
-                    match landed.await {
-                        Ok(()) => crate::crash_point::reached(&ctx, "lane.notice_sent"),
-                        Err(e) => {
-                            tracing::error!(lane, error = %e, "could not record the owner's notice");
-                        }
-                    }
-                })),
-                Err(e) => {
-                    tracing::error!(lane, error = %e, "could not record the owner's notice");
-                    return;
-                }
-            }
-            self.owed.remove(&turn);
         }
     }
 

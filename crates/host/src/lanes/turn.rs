@@ -219,7 +219,7 @@ pub(super) async fn finish(state: &mut LaneState, outcome: Outcome, exit: Option
         .await;
     state.owed.insert(turn, result);
     crate::crash_point::reached(&state.ctx, "lane.finish");
-    state.pay_notices().await;
+    state.pay_notices();
     state.pay_replies().await;
     if state.archive_after_turn {
         state.archive_after_turn = false;
