@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flotilla_actors::lane::events::{EventKind, LaneEvent};
+use flotilla_actors::lane::events::EventKind;
 use flotilla_actors::lane::hold::{LaneHold, WaitingTurn};
 use flotilla_actors::lane::{LanePhase, LaneRecord, TurnResult, TurnStatus};
 use flotilla_actors::model::{PeerRecord, Timestamp};
@@ -17,7 +17,6 @@ use flotilla_actors::names::PeerId;
 use flotilla_actors::protocol::{
     ControlError, ErrorCode, LaneAttachArgs, LaneAttachReply, LaneReleaseArgs, LaneView,
 };
-use flotilla_actors::store::LaneWrite;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 
 use super::cli::Outcome;
@@ -281,54 +280,6 @@ impl LaneState {
             finished_at: r.finished_at,
             held_by: self.hold.as_ref().map(|h| h.holder.name.clone()),
             context_used_pct: r.last_result.as_ref().and_then(|t| t.context_used_pct),
-        }
-    }
-
-    pub(super) async fn save(&self) {
-        if let Err(e) = self.ctx.commit.put_lane(self.record.clone()).await {
-            tracing::error!(lane = %self.record.spec.name, error = %e, "could not save the lane");
-        }
-    }
-
-    /// Saves the record with events of `turn` and what changed with it, in
-    /// one transaction.
-    pub(super) async fn save_with(
-        &self,
-        turn: u32,
-        events: Vec<EventKind>,
-        change: impl FnOnce(&mut LaneWrite),
-    ) {
-        if let Err(e) = self.try_save_with(turn, events, change).await {
-            tracing::error!(lane = %self.record.spec.name, error = %e, "could not save the lane");
-        }
-    }
-
-    /// [`Self::save_with`], telling the caller when it could not.
-    pub(super) async fn try_save_with(
-        &self,
-        turn: u32,
-        events: Vec<EventKind>,
-        change: impl FnOnce(&mut LaneWrite),
-    ) -> Result<(), flotilla_actors::store::StoreError> {
-        let mut w = LaneWrite::record(self.record.clone());
-        w.turn = turn;
-        w.events = events;
-        change(&mut w);
-        self.ctx.commit.write_lane(w).await.map(drop)
-    }
-
-    pub(super) async fn log(&self, turn: u32, kinds: Vec<EventKind>) -> Vec<LaneEvent> {
-        match self
-            .ctx
-            .commit
-            .append_events(self.record.spec.name.as_str(), turn, kinds)
-            .await
-        {
-            Ok(events) => events,
-            Err(e) => {
-                tracing::error!(lane = %self.record.spec.name, error = %e, "could not record lane events");
-                Vec::new()
-            }
         }
     }
 

@@ -28,6 +28,7 @@ mod launch;
 mod mail;
 mod notify;
 mod on_disk;
+mod persist;
 pub mod process;
 mod removal;
 mod results;
