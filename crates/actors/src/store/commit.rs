@@ -316,6 +316,9 @@ impl Writer {
         let mut log = self.store.log();
         let ops: Vec<&WriteOp> = group.iter().map(|(op, _)| op).collect();
         let accepts = ops.iter().any(|op| matches!(op, WriteOp::Accept(_)));
+        let deliveries = ops
+            .iter()
+            .any(|op| matches!(op, WriteOp::AcceptDelivery(_)));
         let txn = db.and_then(|db| {
             let (pending, sync) = log.begin(&db, &ops, self.store.take_lazy())?;
             // The disk syncs the record while the group is applied.
@@ -374,6 +377,11 @@ impl Writer {
         };
         if accepts && outcome.is_ok() {
             self.forwards.send_modify(|e| *e += 1);
+        }
+        // A delivery from the hub may be read now: the hub keeps it until
+        // its receipt, which goes out only after the sync.
+        if deliveries && outcome.is_ok() {
+            self.mail_epoch.send_modify(|e| *e += 1);
         }
         // Nobody is answered before the record is synced.
         if let Some(Err(e)) = syncing.map(SyncWait::wait) {
