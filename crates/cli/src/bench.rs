@@ -298,12 +298,24 @@ pub(crate) fn send_args(from: &str, to: &str, i: usize) -> Result<SendArgs> {
 /// to the reader's inbox read returning it.
 async fn latency(home: &Home, n: usize) -> Result<(f64, f64)> {
     let times = timed_sends(home, "s0", home, "reader", "reader", n).await?;
-    Ok((percentile(&times, 0.5), percentile(&times, 0.99)))
+    Ok((
+        percentile(&times.inbox, 0.5),
+        percentile(&times.inbox, 0.99),
+    ))
+}
+
+/// The times of [`timed_sends`], each sorted.
+pub(crate) struct SendTimes {
+    /// From the send call until the reader's inbox read returned it.
+    pub(crate) inbox: Vec<Duration>,
+    /// From the send call until the sender was answered.
+    pub(crate) answered: Vec<Duration>,
 }
 
 /// Sends `n` messages one at a time from `from` (a peer of `sender`) to
 /// `to`, each timed from the send call until `reader_peer`'s waiting inbox
-/// read on `reader` returns it (then acknowledged); sorted.
+/// read on `reader` returns it (then acknowledged), and until the sender is
+/// answered; the next is sent once both are done.
 pub(crate) async fn timed_sends(
     sender: &Home,
     from: &str,
@@ -311,11 +323,14 @@ pub(crate) async fn timed_sends(
     reader_peer: &str,
     to: &str,
     n: usize,
-) -> Result<Vec<Duration>> {
+) -> Result<SendTimes> {
     let mut sending = ControlClient::connect(sender).await?;
     let mut reading = ControlClient::connect(reader).await?;
     let reader_name = PeerName::new(reader_peer)?;
-    let mut times = Vec::with_capacity(n);
+    let mut times = SendTimes {
+        inbox: Vec::with_capacity(n),
+        answered: Vec::with_capacity(n),
+    };
     for i in 0..n {
         let fetch = InboxFetchArgs {
             as_peer: reader_name.clone(),
@@ -324,14 +339,15 @@ pub(crate) async fn timed_sends(
         };
         let pending = tokio::spawn(async move {
             let got = reading.call(&fetch).await;
-            (reading, got)
+            (reading, got, Instant::now())
         });
         let start = Instant::now();
         sending.call(&send_args(from, to, i)?).await?;
-        let (r, got) = pending.await?;
+        times.answered.push(start.elapsed());
+        let (r, got, read_at) = pending.await?;
         reading = r;
         let got = got?;
-        times.push(start.elapsed());
+        times.inbox.push(read_at.saturating_duration_since(start));
         if got.messages.is_empty() {
             anyhow::bail!("message {i} did not reach {to} within 10 s");
         }
@@ -343,7 +359,8 @@ pub(crate) async fn timed_sends(
             })
             .await?;
     }
-    times.sort();
+    times.inbox.sort();
+    times.answered.sort();
     Ok(times)
 }
 
