@@ -46,6 +46,19 @@ pub enum WalError {
         /// The store's position.
         pos: u64,
     },
+    /// A record passed its checksum but holds writes this Flotilla cannot
+    /// read (written by a newer one): nothing was replayed.
+    #[error(
+        "the write-ahead log {path}: record {seq} holds writes this Flotilla cannot read ({reason});          nothing was replayed: start the Flotilla that wrote it, or keep the store and this file and report it"
+    )]
+    Unreadable {
+        /// The log.
+        path: PathBuf,
+        /// The record.
+        seq: u64,
+        /// What the decoder said.
+        reason: String,
+    },
 }
 
 /// How one group is made durable, decided before its commit.

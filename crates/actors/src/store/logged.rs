@@ -229,7 +229,7 @@ impl Log {
             (get(WAL_ID_KEY)?, get(WAL_SEQ_KEY)?)
         };
         let (mut log, todo) = WalLog::open(store, id, pos)?;
-        let (last, writes) = replay(db, pos, &todo)?;
+        let (last, writes) = replay(db, pos, &todo, log.path())?;
         log.replayed(last, writes, todo.len());
         Ok(Self(log))
     }
@@ -311,7 +311,12 @@ impl Log {
 
 /// Applies the records (which follow `pos`) in one durable transaction;
 /// returns the last position applied and how many writes it held.
-fn replay(db: &Database, pos: u64, todo: &[WalRecord]) -> Result<(u64, usize), StoreError> {
+fn replay(
+    db: &Database,
+    pos: u64,
+    todo: &[WalRecord],
+    path: &Path,
+) -> Result<(u64, usize), StoreError> {
     let Some(last) = todo.last().map(|r| r.seq) else {
         return Ok((pos, 0));
     };
@@ -319,7 +324,13 @@ fn replay(db: &Database, pos: u64, todo: &[WalRecord]) -> Result<(u64, usize), S
     let mut mail = None;
     let mut writes = 0usize;
     for record in todo {
-        let ops: Vec<Logged> = codec::decode(&record.payload, MAX_RECORD)?;
+        let ops: Vec<Logged> = codec::decode(&record.payload, MAX_RECORD).map_err(|e| {
+            crate::wal_log::WalError::Unreadable {
+                path: path.to_owned(),
+                seq: record.seq,
+                reason: e.to_string(),
+            }
+        })?;
         for op in ops {
             writes += 1;
             // A write that broke a rule broke it the first time too.

@@ -246,3 +246,37 @@ async fn accepted_messages_wake_the_forwarder_before_their_sender_is_answered() 
         "woken by the time the sender is answered"
     );
 }
+
+#[tokio::test]
+async fn a_record_this_flotilla_cannot_read_refuses_the_store_by_name_and_keeps_the_log() {
+    let (dir, _store, q) = fixture().await;
+    q.accept(msg("m1", "h/a", &["h/b"])).await.expect("m1");
+    let image = crash_image(&dir.path().join("s.redb"), &dir.path().join("crash"), true);
+    // A record that passes its checksum but holds no write this build
+    // knows (as a newer Flotilla's might).
+    let log = wal_path(&image);
+    let header = std::fs::read(&log).expect("log");
+    let id = u64::from_le_bytes(header[8..16].try_into().expect("id"));
+    let opened = crate::wal::WalFile::open(&log, id).expect("open log");
+    let next = opened.records.last().map_or(1, |r| r.seq + 1);
+    let mut wal = opened.wal;
+    wal.append(next, &[0xff; 12]).expect("append");
+    wal.sync().expect("sync");
+    drop(wal);
+    let before = std::fs::read(&log).expect("log");
+    let err = Store::open(&image).expect_err("refused");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!(
+            "record {next} holds writes this Flotilla cannot read"
+        )) && text.contains(&log.display().to_string()),
+        "{text}"
+    );
+    assert_eq!(std::fs::read(&log).expect("log"), before, "the log is kept");
+    // The store file holds nothing of the replay that was refused.
+    let alone = crash_image(&image, &dir.path().join("alone"), false);
+    assert!(
+        ids(&Store::open(&alone).expect("open alone"), "h/b").is_empty(),
+        "nothing was replayed"
+    );
+}
