@@ -3,7 +3,7 @@
 
 use redb::{ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 
-use super::commit::{CommitQueue, stopped, unexpected};
+use super::commit::{CommitQueue, unexpected};
 use super::schema::{LANE_EVENTS, LANE_NOTICES, LANE_SHELF, LANES, PEERS};
 use super::write_op::{WriteDone, WriteOp};
 use super::{Store, StoreError};
@@ -276,26 +276,15 @@ impl CommitQueue {
         }
     }
 
-    /// Records that a lane's owner was told of `turn`.
+    /// Records that a lane's owner was told of `turn` (committed without
+    /// waiting for the disk: losing it in a crash only sends the notice
+    /// again, which its fixed id stores once).
     pub async fn notice_sent(&self, lane: &str, turn: u32) -> Result<(), StoreError> {
-        self.submit_notice_sent(lane, turn).await?.await
-    }
-
-    /// Queues the record that a lane's owner was told of `turn`; the future
-    /// resolves once it is on disk. A caller need not wait for it: losing
-    /// it in a crash only sends the notice again, which its fixed id
-    /// stores once.
-    pub async fn submit_notice_sent(
-        &self,
-        lane: &str,
-        turn: u32,
-    ) -> Result<impl Future<Output = Result<(), StoreError>> + Send + 'static, StoreError> {
         let op = WriteOp::NoticeSent {
             lane: lane.to_owned(),
             turn,
         };
-        let rx = self.submit(op).await?;
-        Ok(async move { rx.await.map_err(|_| stopped())?.map(drop) })
+        self.write(op).await.map(drop)
     }
 
     /// Appends events to a lane's log; returns them with their numbers.

@@ -59,10 +59,9 @@ impl LaneState {
 }
 
 /// The owner was told of `turn`: its turn record is written in the claim's
-/// worktree later, and that the notice was sent is recorded (queued, not
-/// waited for, and committed without an fsync: a crash before it is on
-/// disk only sends the notice again, stored once). False when it could not
-/// be queued.
+/// worktree later, and that the notice was sent is recorded (committed
+/// without an fsync: a crash before it is on disk only sends the notice
+/// again, stored once). False when it could not be recorded.
 async fn told(
     ctx: &std::sync::Arc<HostContext>,
     record: &LaneRecord,
@@ -77,22 +76,14 @@ async fn told(
     crate::governance::turns::record_later(
         ctx,
         &record.spec.cwd,
-        lane.clone(),
+        lane,
         status.to_owned(),
         said.unwrap_or_default(),
     );
-    let name = record.spec.name.to_string();
-    match ctx.commit.submit_notice_sent(&name, turn).await {
-        Ok(landed) => {
-            let ctx = ctx.clone();
-            drop(tokio::spawn(async move {
-                match landed.await {
-                    Ok(()) => crate::crash_point::reached(&ctx, "lane.notice_sent"),
-                    Err(e) => {
-                        tracing::error!(lane = name, error = %e, "could not record the owner's notice");
-                    }
-                }
-            }));
+    let name = record.spec.name.as_str();
+    match ctx.commit.notice_sent(name, turn).await {
+        Ok(()) => {
+            crate::crash_point::reached(ctx, "lane.notice_sent");
             true
         }
         Err(e) => {
