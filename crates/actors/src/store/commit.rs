@@ -316,9 +316,7 @@ impl Writer {
         let mut log = self.store.log();
         let ops: Vec<&WriteOp> = group.iter().map(|(op, _)| op).collect();
         let accepts = ops.iter().any(|op| matches!(op, WriteOp::Accept(_)));
-        let deliveries = ops
-            .iter()
-            .any(|op| matches!(op, WriteOp::AcceptDelivery(_)));
+        let deliveries = ops.iter().any(|op| op.readable_before_sync());
         let txn = db.and_then(|db| {
             let (pending, sync) = log.begin(&db, &ops, self.store.take_lazy())?;
             // The disk syncs the record while the group is applied.
@@ -378,8 +376,6 @@ impl Writer {
         if accepts && outcome.is_ok() {
             self.forwards.send_modify(|e| *e += 1);
         }
-        // A delivery from the hub may be read now: the hub keeps it until
-        // its receipt, which goes out only after the sync.
         if deliveries && outcome.is_ok() {
             self.mail_epoch.send_modify(|e| *e += 1);
         }

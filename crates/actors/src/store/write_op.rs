@@ -76,12 +76,14 @@ impl WriteOp {
     }
 
     /// Whether this write changes an inbox, an outbox entry or a lane, so
-    /// readers waiting for mail, lane events or results must look again.
+    /// readers waiting for mail, lane events or results must look again
+    /// once the group is synced. A delivery from the hub is not among them:
+    /// it wakes them as soon as its group commits
+    /// ([`Self::readable_before_sync`]).
     pub(super) fn wakes_readers(&self) -> bool {
         matches!(
             self,
             Self::Accept(_)
-                | Self::AcceptDelivery(_)
                 | Self::Forwarded(..)
                 | Self::Receipt(_)
                 | Self::Ack { .. }
@@ -89,6 +91,13 @@ impl WriteOp {
                 | Self::WriteLane(..)
                 | Self::AppendEvents { .. }
         )
+    }
+
+    /// A delivery from the hub may be read once its group has committed,
+    /// before the sync: the hub keeps it until its receipt, which goes out
+    /// only after the sync.
+    pub(super) fn readable_before_sync(&self) -> bool {
+        matches!(self, Self::AcceptDelivery(_))
     }
 }
 
