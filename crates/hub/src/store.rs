@@ -155,6 +155,8 @@ pub struct HubStore {
     /// since the last group that queued a message: the next such group
     /// commits durably, so it carries that write to the disk as before.
     lazy: std::sync::atomic::AtomicBool,
+    /// Syncs the log while a group is applied.
+    syncer: flotilla_actors::wal_sync::WalSyncer,
 }
 
 impl HubStore {
@@ -191,6 +193,12 @@ impl HubStore {
             queue_commits: Default::default(),
             log: std::sync::Mutex::new(log),
             lazy: Default::default(),
+            syncer: flotilla_actors::wal_sync::WalSyncer::start().map_err(|source| {
+                HubStoreError::Io {
+                    path: path.display().to_string(),
+                    source,
+                }
+            })?,
         })
     }
 
@@ -273,7 +281,14 @@ impl HubStore {
 
     /// Makes every earlier write durable and empties the write-ahead log.
     pub fn flush(&self) -> Result<(), HubStoreError> {
-        let mut log = self.log();
+        self.flush_locked(&mut self.log())
+    }
+
+    /// [`Self::flush`], the log already held.
+    fn flush_locked(
+        &self,
+        log: &mut flotilla_actors::wal_log::WalLog,
+    ) -> Result<(), HubStoreError> {
         let pending = log.unlogged();
         let txn = self.db.begin_write()?;
         log::mark(&txn, pending.seq())?;

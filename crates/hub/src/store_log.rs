@@ -101,32 +101,49 @@ pub(super) fn open(db: &Database, path: &std::path::Path) -> Result<WalLog, HubS
     Ok(log)
 }
 
-/// Appends a group's record (synced when `sync`), or decides a durable
-/// commit when one is due, when a write outside the log was made without
-/// waiting for the disk since the last (`lazy_before`), or the log cannot
-/// take the record (a full disk:
-/// the durable commit then empties the log and gives its space back).
+/// What [`append`] made of a group.
+pub(super) struct Appended {
+    /// Its record, or a durable commit.
+    pub(super) pending: Pending,
+    /// The log could not take the record (a full disk): once the durable
+    /// commit has emptied the log, its room goes back to the disk.
+    pub(super) refused: bool,
+}
+
+/// Appends a group's record, not yet synced (the caller syncs it while it
+/// applies the group), or decides a durable commit when one is due, when a
+/// write outside the log was made without waiting for the disk since the
+/// last (`lazy_before`), or the log cannot take the record (a full disk).
 pub(super) fn append(
     log: &mut WalLog,
     ops: &[QueueOp<'_>],
     now: Timestamp,
-    sync: bool,
     lazy_before: bool,
-) -> Pending {
+) -> Appended {
+    let durable = |log: &WalLog, refused| Appended {
+        pending: log.unlogged(),
+        refused,
+    };
     let large = ops
         .iter()
         .any(|op| matches!(op, QueueOp::Enqueue(e) if e.message.body.len() > LOGGED_BODY_MAX));
     if large || lazy_before || log.durable_due() {
-        return log.unlogged();
+        return durable(log, false);
     }
     let group = GroupRef { now, ops };
     let Some(payload) = codec::encode(&group).ok().filter(|p| p.len() <= MAX_RECORD) else {
-        return log.unlogged();
+        return durable(log, false);
     };
-    log.append(&payload, sync).unwrap_or_else(|e| {
-        tracing::warn!(error = %e, log = %log.path().display(), "the write-ahead log could not take a group; it commits durably instead");
-        log.unlogged()
-    })
+    match log.append(&payload, false) {
+        Ok(pending) => Appended {
+            pending,
+            refused: false,
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, log = %log.path().display(), "the write-ahead log could not take a group; it commits durably instead");
+            durable(log, true)
+        }
+    }
 }
 
 /// Records in a transaction the last log record it holds.

@@ -75,9 +75,10 @@ impl HubStore {
     /// each did, or the one error that failed them all (nothing of the
     /// group is then stored). A group that queues a message is durable
     /// before this returns: its record in the write-ahead log is synced
-    /// (`store_log`), or the commit itself is durable; bookkeeping alone
-    /// is appended unsynced and rides on the next sync (see the store's
-    /// doc).
+    /// (`store_log`) while the group is applied (the disk's wait and the
+    /// CPU's work overlap, as on hosts), or the commit itself is durable;
+    /// bookkeeping alone is appended unsynced and rides on the next sync
+    /// (see the store's doc).
     /// `before_commit` gets what the group did before the commit starts,
     /// and may take it (the queue writer hands new deliveries out while the
     /// disk works).
@@ -90,22 +91,46 @@ impl HubStore {
         let queues = ops.iter().any(|op| matches!(op, QueueOp::Enqueue(_)));
         let now = self.now();
         let mut log = self.log();
+        // The write lock is held from here: no lazy write lands between
+        // deciding how this group is made durable and its commit.
         let mut txn = self.db.begin_write()?;
-        let mut done = apply_ops(&txn, ops.iter().copied(), now)?;
-        before_commit(&mut done);
         let lazy_before = queues && self.lazy.swap(false, Ordering::AcqRel);
-        let pending = super::log::append(&mut log, &ops, now, queues, lazy_before);
-        if !pending.durable() {
-            txn.set_durability(redb::Durability::None)
-                .map_err(|e| HubStoreError::Db(Box::new(e.into())))?;
-        }
-        let committed = super::log::mark(&txn, pending.seq())
-            .and_then(|()| txn.commit().map_err(HubStoreError::from));
-        if let Err(e) = committed {
-            log.refused(&pending);
-            return Err(e);
-        }
+        let appended = super::log::append(&mut log, &ops, now, lazy_before);
+        let pending = appended.pending;
+        let syncing = (queues && !pending.durable()).then(|| self.syncer.sync(log.file()));
+        let applied = apply_ops(&txn, ops.iter().copied(), now).and_then(|mut done| {
+            trace(&ops, "hub.applied");
+            before_commit(&mut done);
+            if !pending.durable() {
+                txn.set_durability(redb::Durability::None)
+                    .map_err(|e| HubStoreError::Db(Box::new(e.into())))?;
+            }
+            super::log::mark(&txn, pending.seq())?;
+            txn.commit()?;
+            Ok(done)
+        });
+        let synced = syncing.map(flotilla_actors::wal_sync::SyncWait::wait);
+        trace(&ops, "hub.synced");
+        let done = match applied {
+            Ok(done) => done,
+            Err(e) => {
+                log.refused(&pending);
+                return Err(e);
+            }
+        };
         log.committed(&pending);
+        if appended.refused {
+            // The log is empty after the durable commit: its room goes back
+            // to the disk, which was full.
+            log.release();
+        }
+        if let Some(Err(e)) = synced {
+            // Committed without waiting for the disk, and the record did not
+            // reach it: a durable commit carries the group there instead.
+            tracing::warn!(error = %e, log = %log.path().display(), "the write-ahead log could not be synced; the store commits durably instead");
+            self.flush_locked(&mut log)?;
+        }
+        trace(&ops, "hub.committed");
         if queues {
             self.queue_commits.fetch_add(1, Ordering::Relaxed);
         }
@@ -115,6 +140,18 @@ impl HubStore {
     /// Durable commits [`HubStore::apply_group`] has made.
     pub fn queue_commits(&self) -> u64 {
         self.queue_commits.load(Ordering::Relaxed)
+    }
+}
+
+/// Each message queued by `ops` reached `stage` (the stage trace).
+fn trace(ops: &[QueueOp<'_>], stage: &'static str) {
+    if !flotilla_actors::federation::stage::on() {
+        return;
+    }
+    for op in ops {
+        if let QueueOp::Enqueue(e) = op {
+            flotilla_actors::federation::stage::reached(stage, &e.message.id);
+        }
     }
 }
 

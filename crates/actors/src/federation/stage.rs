@@ -18,10 +18,22 @@ pub fn reached(stage: &'static str, id: &MessageId) {
     tracing::debug!(target: TARGET, %id, stage);
 }
 
+/// Whether stage events are recorded.
+pub fn on() -> bool {
+    tracing::enabled!(target: TARGET, tracing::Level::DEBUG)
+}
+
+/// Each of `ids` reached `stage`.
+pub fn reached_all(stage: &'static str, ids: &[MessageId]) {
+    for id in ids {
+        reached(stage, id);
+    }
+}
+
 /// A frame carrying a message (a forward, a delivery, a verdict) reached
 /// `stage`; other frames are not traced.
 pub fn frame(stage: &'static str, frame: &Frame) {
-    if !tracing::enabled!(target: TARGET, tracing::Level::DEBUG) {
+    if !on() {
         return;
     }
     let (kind, id) = match frame {

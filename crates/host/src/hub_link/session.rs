@@ -81,9 +81,10 @@ pub(super) async fn run(
         later,
     };
     let mut directory = ctx.directory.subscribe();
-    let mut epoch = ctx.mail_epoch.clone();
     // Messages for the hub are handed on once committed, while their log
-    // record syncs (the sender is answered only after both).
+    // record syncs (the sender is answered only after both). Only an
+    // acceptance adds to the outbox, so other commits (deliveries stored,
+    // inboxes read) do not make the link read it again.
     let mut forwards = ctx.commit.forwards_ready();
     let mut ticker = tokio::time::interval(liveness.interval());
     let ended = async {
@@ -104,7 +105,6 @@ pub(super) async fn run(
                         link.write(Frame::RosterDelta(delta)).await?;
                     }
                 }
-                Ok(()) = epoch.changed() => link.pump().await?,
                 Ok(()) = forwards.changed() => link.pump().await?,
                 () = resend_at(link.resend.due_at()), if link.inflight == 0 => {
                     link.resend_if_due().await?;
