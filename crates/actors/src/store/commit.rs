@@ -19,6 +19,7 @@ use super::mail::{AcceptOutcome, NewMessage};
 use super::write_op::apply;
 use super::write_op::{WriteDone, WriteOp};
 use super::{Store, StoreError};
+use crate::federation::stage;
 use crate::model::{PeerRecord, Timestamp};
 use crate::names::{MessageId, PeerId};
 use crate::wal_sync::{SyncWait, WalSyncer};
@@ -313,6 +314,8 @@ impl Writer {
             self.store.db()
         });
         let started = std::time::Instant::now();
+        let traced = WriteOp::traced(group.iter().map(|(op, _)| op));
+        stage::reached_all("commit.taken", &traced);
         let mut log = self.store.log();
         let ops: Vec<&WriteOp> = group.iter().map(|(op, _)| op).collect();
         let accepts = ops.iter().any(|op| matches!(op, WriteOp::Accept(_)));
@@ -351,6 +354,7 @@ impl Writer {
                 return (results, Err(e));
             }
         };
+        stage::reached_all("commit.logged", &traced);
         let mut fatal = None;
         let mut mail = None;
         for (op, reply) in group {
@@ -368,11 +372,13 @@ impl Writer {
         }
         drop(mail);
         let applied = std::time::Instant::now();
+        stage::reached_all("commit.applied", &traced);
         let outcome = match fatal {
             Some(e) => Err(e),
             None => logged::Log::mark(&txn, &pending)
                 .and_then(|()| txn.commit().map_err(StoreError::from)),
         };
+        stage::reached_all("commit.committed", &traced);
         if accepts && outcome.is_ok() {
             self.forwards.send_modify(|e| *e += 1);
         }

@@ -99,6 +99,20 @@ impl WriteOp {
     pub(super) fn readable_before_sync(&self) -> bool {
         matches!(self, Self::AcceptDelivery(_))
     }
+
+    /// The messages these writes carry, when the stage trace is on
+    /// (`federation::stage`): none otherwise, at the cost of one check.
+    pub(super) fn traced<'a>(ops: impl Iterator<Item = &'a Self>) -> Vec<MessageId> {
+        if !crate::federation::stage::on() {
+            return Vec::new();
+        }
+        let ids = ops.filter_map(|op| match op {
+            Self::Accept(m) => Some(&m.id),
+            Self::AcceptDelivery(d) => Some(&d.message.id),
+            _ => None,
+        });
+        ids.cloned().collect()
+    }
 }
 
 #[derive(Debug)]

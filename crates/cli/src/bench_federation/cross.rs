@@ -42,6 +42,13 @@ pub(crate) struct CrossFigures {
     pub(crate) messages: usize,
     pub(crate) senders: usize,
     pub(crate) per_sec: f64,
+    /// CPU time per message of each process during the run with
+    /// `senders` senders.
+    pub(crate) senders_cpu_us: CpuPerMessage,
+    /// The most messages per second this machine's cores could carry at
+    /// that CPU time per message, every core busy with nothing else: what
+    /// the senders' run can reach at best here.
+    pub(crate) senders_cpu_ceiling_per_sec: f64,
     /// Messages per second over the echo's frames per second.
     pub(crate) throughput_ratio: f64,
     /// Messages per second from one sender in pipelined mode
@@ -64,6 +71,47 @@ pub(crate) struct CpuPerMessage {
     pub(crate) receiver_host: f64,
     /// This benchmark (the sending client and the reader).
     pub(crate) clients: f64,
+}
+
+impl CpuPerMessage {
+    fn total(&self) -> f64 {
+        self.sender_host + self.hub + self.receiver_host + self.clients
+    }
+
+    /// Messages per second the machine's cores could carry at this CPU
+    /// time per message.
+    fn ceiling_per_sec(&self) -> f64 {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        cores as f64 * 1e6 / self.total().max(1e-3)
+    }
+}
+
+/// The CPU time the benchmark's processes (the sending host, the hub, the
+/// receiving host, this process) used since it started.
+struct CpuMeter {
+    pids: [u32; 4],
+    before: [f64; 4],
+}
+
+impl CpuMeter {
+    fn start(pids: [u32; 4]) -> Self {
+        Self {
+            pids,
+            before: pids.map(super::scale::cpu_ms),
+        }
+    }
+
+    fn per_message(&self, messages: usize) -> CpuPerMessage {
+        let used = |i: usize| {
+            (super::scale::cpu_ms(self.pids[i]) - self.before[i]) * 1e3 / messages.max(1) as f64
+        };
+        CpuPerMessage {
+            sender_host: used(0),
+            hub: used(1),
+            receiver_host: used(2),
+            clients: used(3),
+        }
+    }
 }
 
 impl CrossFigures {
@@ -101,22 +149,17 @@ pub(crate) async fn measure(
     phases.next(format!(
         "cross-host throughput: {messages} messages from {senders} sender(s)..."
     ));
+    let pids = [d1.id(), Some(hub_pid), d2.id(), Some(std::process::id())].map(|p| p.unwrap_or(0));
+    let cpu = CpuMeter::start(pids);
     let per_sec = flood(first, second, Sending::Senders(senders), messages).await?;
+    let senders_cpu_us = cpu.per_message(messages / senders * senders);
     let pipelined_messages = messages * PIPELINED_SCALE;
     phases.next(format!(
         "cross-host throughput: {pipelined_messages} messages from 1 pipelining sender..."
     ));
-    let pids = [d1.id(), Some(hub_pid), d2.id(), Some(std::process::id())].map(|p| p.unwrap_or(0));
-    let before = pids.map(super::scale::cpu_ms);
+    let cpu = CpuMeter::start(pids);
     let pipelined_per_sec = flood(first, second, Sending::Pipelined, pipelined_messages).await?;
-    let used =
-        |i: usize| (super::scale::cpu_ms(pids[i]) - before[i]) * 1e3 / pipelined_messages as f64;
-    let pipelined_cpu_us = CpuPerMessage {
-        sender_host: used(0),
-        hub: used(1),
-        receiver_host: used(2),
-        clients: used(3),
-    };
+    let pipelined_cpu_us = cpu.per_message(pipelined_messages);
     phases.end();
     for (c, d) in [(&mut c1, &mut d1), (&mut c2, &mut d2)] {
         let _ = c.call(&ShutdownArgs {}).await;
@@ -133,6 +176,8 @@ pub(crate) async fn measure(
         messages: messages / senders * senders,
         senders,
         per_sec,
+        senders_cpu_us,
+        senders_cpu_ceiling_per_sec: senders_cpu_us.ceiling_per_sec(),
         throughput_ratio: 0.0,
         pipelined_messages,
         pipelined_per_sec,
@@ -265,6 +310,18 @@ pub(crate) fn print(f: &CrossFigures) -> Result<(), StdoutError> {
         &format!("cross-host throughput, {} senders", f.senders),
         format!("{:.0} msg/s", f.per_sec),
         format!("({:.3}× echo rate)", f.throughput_ratio),
+    )?;
+    let c = &f.senders_cpu_us;
+    row(
+        "… CPU per message: sender, hub, receiver, clients",
+        format!(
+            "{:.0} + {:.0} + {:.0} + {:.0} µs",
+            c.sender_host, c.hub, c.receiver_host, c.clients
+        ),
+        format!(
+            "(at most {:.0} msg/s on these cores)",
+            f.senders_cpu_ceiling_per_sec
+        ),
     )?;
     row(
         "cross-host throughput, 1 pipelining sender",
