@@ -14,7 +14,7 @@ fn stored(done: Result<WriteDone, StoreError>) -> SeenRecord {
     }
 }
 
-fn delivery(id: &str, to: &str) -> Deliver {
+pub(super) fn delivery(id: &str, to: &str) -> Deliver {
     let from = PeerId::parse("w/x").expect("from");
     let to = vec![PeerId::parse(to).expect("to")];
     Deliver {

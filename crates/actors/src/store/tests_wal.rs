@@ -245,6 +245,18 @@ async fn accepted_messages_wake_the_forwarder_before_their_sender_is_answered() 
         forwards.has_changed().expect("open"),
         "woken by the time the sender is answered"
     );
+    forwards.borrow_and_update();
+    // Only an acceptance adds to the outbox: a delivery stored or an
+    // inbox read does not make the link read it again.
+    let delivered = super::group::delivery("r1", "h/b");
+    q.accept_delivery(delivered).await.expect("delivery");
+    let id = MessageId::new("r1").expect("id");
+    let b = PeerId::parse("h/b").expect("b");
+    assert_eq!(q.ack(b, vec![id]).await.expect("ack"), 1);
+    assert!(
+        !forwards.has_changed().expect("open"),
+        "nothing new for the hub"
+    );
 }
 
 #[tokio::test]
