@@ -279,24 +279,6 @@ impl HubStore {
         Ok(txn)
     }
 
-    /// Makes every earlier write durable and empties the write-ahead log.
-    pub fn flush(&self) -> Result<(), HubStoreError> {
-        self.flush_locked(&mut self.log())
-    }
-
-    /// [`Self::flush`], the log already held.
-    fn flush_locked(
-        &self,
-        log: &mut flotilla_actors::wal_log::WalLog,
-    ) -> Result<(), HubStoreError> {
-        let pending = log.unlogged();
-        let txn = self.db.begin_write()?;
-        log::mark(&txn, pending.seq())?;
-        txn.commit()?;
-        log.committed(&pending);
-        Ok(())
-    }
-
     /// Records a host's roster.
     pub fn put_host(&self, name: &HostName, entry: &HostEntry) -> Result<(), HubStoreError> {
         let stored = StoredHost {

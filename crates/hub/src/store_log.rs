@@ -4,8 +4,9 @@
 //! commit lacks. The same log and rules as the host's store
 //! (`flotilla_actors::wal_log`): the position applied (`wal_seq` in
 //! `meta`) commits with the writes, and a durable commit every so often
-//! empties the log. Owns the record format of queue writes and the replay;
-//! what each write does stays in `store_queue`.
+//! empties the log ([`HubStore::flush`] makes one at once). Owns the
+//! record format of queue writes and the replay; what each write does
+//! stays in `store_queue`.
 
 use flotilla_actors::codec;
 use flotilla_actors::model::Timestamp;
@@ -16,7 +17,7 @@ use redb::{Database, ReadableDatabase, ReadableTable, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
 use super::queue::apply_ops;
-use super::{Enqueue, HubStoreError, META, QueueOp};
+use super::{Enqueue, HubStore, HubStoreError, META, QueueOp};
 
 /// A forward with a body larger than this commits durably, not through
 /// the log (as on hosts: writing it twice costs more than the fsync saved).
@@ -150,4 +151,24 @@ pub(super) fn append(
 pub(super) fn mark(txn: &WriteTransaction, seq: u64) -> Result<(), HubStoreError> {
     txn.open_table(META)?.insert(WAL_SEQ, seq)?;
     Ok(())
+}
+
+impl HubStore {
+    /// Makes every earlier write durable and empties the write-ahead log.
+    pub fn flush(&self) -> Result<(), HubStoreError> {
+        self.flush_locked(&mut self.log())
+    }
+
+    /// [`Self::flush`], the log already held.
+    pub(super) fn flush_locked(
+        &self,
+        log: &mut flotilla_actors::wal_log::WalLog,
+    ) -> Result<(), HubStoreError> {
+        let pending = log.unlogged();
+        let txn = self.db.begin_write()?;
+        mark(&txn, pending.seq())?;
+        txn.commit()?;
+        log.committed(&pending);
+        Ok(())
+    }
 }

@@ -20,7 +20,6 @@ use super::write_op::apply;
 use super::write_op::{WriteDone, WriteOp};
 use super::{Store, StoreError};
 use crate::federation::stage;
-use crate::model::{PeerRecord, Timestamp};
 use crate::names::{MessageId, PeerId};
 use crate::wal_sync::{SyncWait, WalSyncer};
 
@@ -153,30 +152,7 @@ impl CommitQueue {
         self.count(WriteOp::Ack { peer, ids }).await
     }
 
-    /// Registers or updates a peer.
-    pub async fn put_peer(&self, peer: PeerRecord) -> Result<(), StoreError> {
-        self.write(WriteOp::PutPeer(peer)).await.map(drop)
-    }
-
-    /// Removes a peer; returns how many unread messages were dropped.
-    pub async fn remove_peer(&self, id: PeerId, force: bool) -> Result<u64, StoreError> {
-        self.count(WriteOp::RemovePeer { id, force }).await
-    }
-
-    /// Renames a peer; returns its new record.
-    pub async fn rename_peer(&self, old: PeerId, new: PeerId) -> Result<PeerRecord, StoreError> {
-        match self.write(WriteOp::RenamePeer { old, new }).await? {
-            WriteDone::Peer(p) => Ok(p),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// Records last-seen times.
-    pub async fn touch(&self, seen: Vec<(PeerId, Timestamp)>) -> Result<(), StoreError> {
-        self.write(WriteOp::Touch(seen)).await.map(drop)
-    }
-
-    async fn count(&self, op: WriteOp) -> Result<u64, StoreError> {
+    pub(super) async fn count(&self, op: WriteOp) -> Result<u64, StoreError> {
         match self.write(op).await? {
             WriteDone::Count(n) => Ok(n),
             other => Err(unexpected(other)),

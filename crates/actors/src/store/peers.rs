@@ -4,14 +4,42 @@ use std::collections::BTreeMap;
 
 use redb::{ReadableDatabase, ReadableTable, WriteTransaction};
 
+use super::commit::{CommitQueue, unexpected};
 use super::mail::{drop_inbox, inbox_keys};
 use super::schema::{INBOX, LAST_SEEN, PEERS, SENDER_SEQ};
+use super::write_op::{WriteDone, WriteOp};
 use super::{Store, StoreError};
 use crate::codec;
 use crate::model::{PeerRecord, Timestamp};
 use crate::names::{GroupName, PeerId};
 
 const RECORD_LIMIT: usize = 1024 * 1024;
+
+/// The commit queue's writes of peers.
+impl CommitQueue {
+    /// Registers or updates a peer.
+    pub async fn put_peer(&self, peer: PeerRecord) -> Result<(), StoreError> {
+        self.write(WriteOp::PutPeer(peer)).await.map(drop)
+    }
+
+    /// Removes a peer; returns how many unread messages were dropped.
+    pub async fn remove_peer(&self, id: PeerId, force: bool) -> Result<u64, StoreError> {
+        self.count(WriteOp::RemovePeer { id, force }).await
+    }
+
+    /// Renames a peer; returns its new record.
+    pub async fn rename_peer(&self, old: PeerId, new: PeerId) -> Result<PeerRecord, StoreError> {
+        match self.write(WriteOp::RenamePeer { old, new }).await? {
+            WriteDone::Peer(p) => Ok(p),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Records last-seen times.
+    pub async fn touch(&self, seen: Vec<(PeerId, Timestamp)>) -> Result<(), StoreError> {
+        self.write(WriteOp::Touch(seen)).await.map(drop)
+    }
+}
 
 impl Store {
     /// Every registered peer.

@@ -11,6 +11,7 @@
 //! the actor closes the link politely; a driver that panics makes the actor
 //! fail, so the supervisor restarts it.
 
+mod announced;
 mod driver;
 mod resend;
 mod resolve;

@@ -6,7 +6,8 @@
 //!
 //! Owns the link's streams: a reader task feeds frames in; everything is
 //! written from this one loop, in order. Every frame that changes state is
-//! acknowledged only after the store has it on disk. Must not reconnect
+//! acknowledged only after the store has it on disk; what the hub
+//! announces of other hosts' peers is `announced`'s. Must not reconnect
 //! (the driver does) or decide routing (the router and the hub do).
 
 use std::collections::HashMap;
@@ -20,10 +21,9 @@ use flotilla_hub::HubSession;
 use tokio::sync::{mpsc, oneshot};
 
 use super::resend::Resend;
-use super::roster::{SentRoster, apply_remote};
+use super::roster::SentRoster;
 use super::state::{Liveness, Tick};
 use crate::context::HostContext;
-use crate::registry::RegistryMsg;
 use crate::remote_lanes::OutgoingCall;
 use crate::remote_lanes::{CallEnd, end_calls};
 
@@ -304,23 +304,7 @@ impl Link<'_> {
                 }
             }
             Frame::Ping { nonce } => self.write(Frame::Pong { nonce }).await?,
-            Frame::RosterDelta(delta) => {
-                keep_for_restart(self.ctx, &delta);
-                let gone = match self.ctx.remote.write() {
-                    Ok(mut remote) => apply_remote(&self.ctx.host, &mut remote, delta),
-                    Err(_) => Vec::new(),
-                };
-                // A lane placed from another host follows its owner as a
-                // local one does (a non-persistent lane is archived).
-                if let Some(lanes) = self.ctx.children.lanes() {
-                    for owner in gone {
-                        let _ = lanes.cast(crate::lanes::LaneSupervisorMsg::OwnerLeft(owner));
-                    }
-                }
-                if let Some(registry) = self.ctx.children.registry() {
-                    let _ = registry.cast(RegistryMsg::Republish);
-                }
-            }
+            Frame::RosterDelta(delta) => super::announced::received(self.ctx, delta),
             // Each write is queued on the store now, in arrival order, and
             // acknowledged once it is on disk; meanwhile the loop goes on, so
             // many share one commit.
@@ -412,30 +396,5 @@ impl Link<'_> {
             ),
         }
         Ok(())
-    }
-}
-
-/// Saves the hub's announcement of remote peers for a restart (small, not
-/// waiting for the disk; here in the link's loop, so saves keep the
-/// announcements' order). This host's own peers are not kept, as
-/// [`apply_remote`] does not take them.
-fn keep_for_restart(ctx: &HostContext, delta: &flotilla_actors::federation::RosterDelta) {
-    let upserts = delta
-        .upserts
-        .iter()
-        .filter(|p| p.record.id.host != ctx.host);
-    let save = || {
-        ctx.store
-            .save_remote_changes(delta.reset, upserts, &delta.removed)
-    };
-    let multi = tokio::runtime::Handle::current().runtime_flavor()
-        == tokio::runtime::RuntimeFlavor::MultiThread;
-    let saved = if multi {
-        tokio::task::block_in_place(save)
-    } else {
-        save()
-    };
-    if let Err(e) = saved {
-        tracing::warn!("cannot save the remote peers: {e}");
     }
 }
