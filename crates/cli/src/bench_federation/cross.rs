@@ -73,6 +73,16 @@ pub(crate) struct CpuPerMessage {
     pub(crate) clients: f64,
 }
 
+impl std::fmt::Display for CpuPerMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:.0} + {:.0} + {:.0} + {:.0} µs",
+            self.sender_host, self.hub, self.receiver_host, self.clients
+        )
+    }
+}
+
 impl CpuPerMessage {
     fn total(&self) -> f64 {
         self.sender_host + self.hub + self.receiver_host + self.clients
@@ -311,13 +321,9 @@ pub(crate) fn print(f: &CrossFigures) -> Result<(), StdoutError> {
         format!("{:.0} msg/s", f.per_sec),
         format!("({:.3}× echo rate)", f.throughput_ratio),
     )?;
-    let c = &f.senders_cpu_us;
     row(
         "… CPU per message: sender, hub, receiver, clients",
-        format!(
-            "{:.0} + {:.0} + {:.0} + {:.0} µs",
-            c.sender_host, c.hub, c.receiver_host, c.clients
-        ),
+        f.senders_cpu_us.to_string(),
         format!(
             "(at most {:.0} msg/s on these cores)",
             f.senders_cpu_ceiling_per_sec
@@ -328,13 +334,9 @@ pub(crate) fn print(f: &CrossFigures) -> Result<(), StdoutError> {
         format!("{:.0} msg/s", f.pipelined_per_sec),
         String::new(),
     )?;
-    let c = &f.pipelined_cpu_us;
     row(
         "… CPU per message: sender, hub, receiver, clients",
-        format!(
-            "{:.0} + {:.0} + {:.0} + {:.0} µs",
-            c.sender_host, c.hub, c.receiver_host, c.clients
-        ),
+        f.pipelined_cpu_us.to_string(),
         String::new(),
     )?;
     Ok(())
