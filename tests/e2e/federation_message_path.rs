@@ -3,6 +3,8 @@
 //! clients, so the same id from two senders is two messages, at the hub and
 //! at the receiving host.
 
+use std::process::{Command, Stdio};
+
 use flotilla_tests::federation::{PATIENCE, host_home, hub_home, run_hub, wait_link};
 use flotilla_tests::{stop_child, wait_until};
 
@@ -145,4 +147,53 @@ fn issue_13_the_queue_to_an_absent_hub_is_bounded_and_refuses_clearly() {
     });
     assert_eq!(bodies(&collect(&work, "builder", 1)), ["three"]);
     stop_child(&mut server);
+}
+
+fn signal(pid: u32, signal: &str) {
+    let sent = Command::new("kill")
+        .args([format!("-{signal}"), pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success(), "kill -{signal}");
+}
+
+/// Issue 11: a send waiting for the hub's verdict is answered, with the
+/// message still `accepted`, as soon as the link drops, not at the end of
+/// its wait (here ten minutes, far past the test's patience).
+#[test]
+fn issue_11_a_send_waiting_for_the_hubs_verdict_is_answered_when_the_link_drops() {
+    let (_hub, server, laptop, work) = two_hosts_with("", "hub_verdict_wait_ms = 600000\n");
+    let hub_pid = server.id();
+    signal(hub_pid, "STOP");
+    let mut send = laptop
+        .command(&[
+            "send",
+            "--as",
+            "lead",
+            "--to",
+            "work/builder",
+            "--json",
+            "frozen",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("send");
+    wait_link(&laptop, "the link to the frozen hub to drop", |l| {
+        l["state"] != "connected"
+    });
+    wait_until("the send to be answered", PATIENCE, || {
+        matches!(send.try_wait(), Ok(Some(_)))
+    });
+    let out = send.wait_with_output().expect("send output");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reply: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(reply["remote"][0]["peer"], "work/builder");
+    assert_eq!(reply["remote"][0]["state"], "accepted", "{reply}");
+    signal(hub_pid, "CONT");
+    assert_eq!(bodies(&collect(&work, "builder", 1)), ["frozen"]);
 }

@@ -14,7 +14,6 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::Duration;
 
 use flotilla_actors::federation::ForwardOutcome;
 use flotilla_actors::names::MessageId;
@@ -68,10 +67,6 @@ impl HeardVerdicts {
     }
 }
 
-/// How long a send waits for the hub's verdict before answering with the
-/// message still `accepted` (the outbox follows it).
-const VERDICT_WAIT: Duration = Duration::from_secs(5);
-
 /// The store's outbox entry of `id`.
 fn stored_entry(ctx: &HostContext, id: &MessageId) -> Result<Option<OutboxEntry>, ControlError> {
     ctx.store
@@ -101,6 +96,16 @@ fn linked(ctx: &HostContext) -> bool {
     })
 }
 
+/// What woke a sender waiting for the hub's verdict.
+enum Wake {
+    /// A commit: the verdict may be on disk.
+    Stored,
+    /// A verdict was heard (perhaps another message's).
+    Heard,
+    /// The link came up or ended.
+    Link,
+}
+
 /// Waits (bounded) for the hub's verdict on `reply`'s remote recipients;
 /// fills `reply.remote`, or fails when the hub refused them.
 pub(crate) async fn await_hub(
@@ -110,7 +115,9 @@ pub(crate) async fn await_hub(
 ) -> Result<SendReply, ControlError> {
     let mut epoch = ctx.mail_epoch.clone();
     let mut heard = ctx.verdicts.changed.subscribe();
-    let deadline = tokio::time::Instant::now() + VERDICT_WAIT;
+    // The link clears its lane-call channel as it ends: the wait ends with it.
+    let mut link = ctx.hub_calls.subscribe();
+    let deadline = tokio::time::Instant::now() + ctx.config.hub_verdict_wait();
     epoch.borrow_and_update();
     // The store is read again only after a commit: a verdict heard for
     // another message (many are, with many sends in flight) costs this
@@ -128,13 +135,15 @@ pub(crate) async fn await_hub(
         }
         let changed = async {
             tokio::select! {
-                r = epoch.changed() => r.ok().map(|()| true),
-                r = heard.changed() => r.ok().map(|()| false),
+                r = epoch.changed() => r.ok().map(|()| Wake::Stored),
+                r = heard.changed() => r.ok().map(|()| Wake::Heard),
+                r = link.changed() => r.ok().map(|()| Wake::Link),
             }
         };
         match tokio::time::timeout_at(deadline, changed).await {
-            Ok(Some(true)) => stored = stored_entry(ctx, &reply.id)?,
-            Ok(Some(false)) => {}
+            Ok(Some(Wake::Stored)) => stored = stored_entry(ctx, &reply.id)?,
+            Ok(Some(Wake::Heard)) => {}
+            Ok(Some(Wake::Link)) if link.borrow_and_update().is_some() => {}
             _ => break entry,
         }
     };

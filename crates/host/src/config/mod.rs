@@ -82,6 +82,10 @@ pub struct HostConfig {
     pub hub_ping_interval_ms: u64,
     /// Time allowed to reach the hub and get its answer, in milliseconds.
     pub hub_connect_timeout_ms: u64,
+    /// How long a send to peers of other hosts waits for the hub's verdict
+    /// before it is answered with the message still `accepted` (the outbox
+    /// follows it), in milliseconds.
+    pub hub_verdict_wait_ms: u64,
     /// Delays between attempts while the hub has never been reached since
     /// the daemon started (a host booted without network), in
     /// milliseconds; the last one repeats.
@@ -162,6 +166,7 @@ impl Default for HostConfig {
             hub_reconnect_max_ms: 30_000,
             hub_ping_interval_ms: 5_000,
             hub_connect_timeout_ms: 10_000,
+            hub_verdict_wait_ms: 5_000,
             hub_startup_retry_ms: vec![30_000, 60_000, 120_000, 300_000],
             allow_remote_lanes: Vec::new(),
             allow_remote_groups: Vec::new(),
@@ -327,6 +332,11 @@ impl HostConfig {
     /// Time allowed to reach the hub.
     pub fn hub_connect_timeout(&self) -> Duration {
         Duration::from_millis(self.hub_connect_timeout_ms.max(10))
+    }
+
+    /// How long a send waits for the hub's verdict.
+    pub fn hub_verdict_wait(&self) -> Duration {
+        Duration::from_millis(self.hub_verdict_wait_ms)
     }
 
     /// How long an actor may take to answer a watchdog ping.
