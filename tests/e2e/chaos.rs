@@ -11,17 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use flotilla_tests::federation::PATIENCE;
-use flotilla_tests::{flotilla_bin, wait_until};
+use flotilla_tests::{flotilla_bin, signal, wait_until};
 
 use crate::federation::{bodies, collect, inbox, outbox_states, two_hosts};
-
-fn signal(pid: i32, signal: &str) {
-    let sent = Command::new("kill")
-        .args([format!("-{signal}"), pid.to_string()])
-        .status()
-        .expect("kill");
-    assert!(sent.success(), "kill -{signal}");
-}
 
 #[test]
 fn a_host_frozen_past_the_hubs_grace_gets_its_messages_once_when_it_thaws() {

@@ -3,10 +3,10 @@
 //! clients, so the same id from two senders is two messages, at the hub and
 //! at the receiving host.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use flotilla_tests::federation::{PATIENCE, host_home, hub_home, run_hub, wait_link};
-use flotilla_tests::{stop_child, wait_until};
+use flotilla_tests::{signal, stop_child, wait_until};
 
 use crate::federation::{
     bodies, collect, outbox_states, start, two_hosts, two_hosts_with, wait_visible,
@@ -147,14 +147,6 @@ fn issue_13_the_queue_to_an_absent_hub_is_bounded_and_refuses_clearly() {
     });
     assert_eq!(bodies(&collect(&work, "builder", 1)), ["three"]);
     stop_child(&mut server);
-}
-
-fn signal(pid: u32, signal: &str) {
-    let sent = Command::new("kill")
-        .args([format!("-{signal}"), pid.to_string()])
-        .status()
-        .expect("kill");
-    assert!(sent.success(), "kill -{signal}");
 }
 
 /// Issue 11: a send waiting for the hub's verdict is answered, with the

@@ -130,6 +130,16 @@ pub fn stop_child(child: &mut Child) -> std::process::ExitStatus {
     signal_child(child, "TERM")
 }
 
+/// Sends SIG`signal` to process `pid` (`STOP`, `CONT`...), without
+/// waiting for anything.
+pub fn signal(pid: impl std::fmt::Display, signal: &str) {
+    let sent = Command::new("kill")
+        .args([format!("-{signal}"), pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success(), "kill -{signal} {pid}");
+}
+
 /// Sends SIG`signal` to `child` and waits (at most 30 s) for it to exit.
 pub fn signal_child(child: &mut Child, signal: &str) -> std::process::ExitStatus {
     let status = Command::new("kill")
