@@ -334,9 +334,10 @@ impl HostConfig {
         Duration::from_millis(self.hub_connect_timeout_ms.max(10))
     }
 
-    /// How long a send waits for the hub's verdict.
+    /// How long a send waits for the hub's verdict: at most an hour, so
+    /// no setting can overflow a deadline.
     pub fn hub_verdict_wait(&self) -> Duration {
-        Duration::from_millis(self.hub_verdict_wait_ms)
+        Duration::from_millis(self.hub_verdict_wait_ms.min(3_600_000))
     }
 
     /// How long an actor may take to answer a watchdog ping.
@@ -361,6 +362,16 @@ mod tests {
         let c = HostConfig::parse("name = \"ws\"\nmax_message_bytes = 10\n").expect("valid");
         assert_eq!(c.name.expect("name").as_str(), "ws");
         assert_eq!(c.max_message_bytes, 10);
+    }
+
+    #[test]
+    fn the_hubs_verdict_is_awaited_at_most_an_hour_whatever_the_setting() {
+        let c = HostConfig::parse("hub_verdict_wait_ms = 9223372036854775807").expect("valid");
+        assert_eq!(c.hub_verdict_wait(), Duration::from_secs(3600));
+        let deadline = tokio::time::Instant::now().checked_add(c.hub_verdict_wait());
+        assert!(deadline.is_some(), "a deadline that does not overflow");
+        let c = HostConfig::parse("hub_verdict_wait_ms = 0").expect("valid");
+        assert_eq!(c.hub_verdict_wait(), Duration::ZERO, "0: answer at once");
     }
 
     #[test]
