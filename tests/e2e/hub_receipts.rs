@@ -19,6 +19,18 @@ use crate::federation_rules::{forward, hub_peer_ids, liar_session, peer, verdict
 /// `proj`; `run` gets the two sessions.
 fn with_two_liars(extra: &str, run: impl AsyncFnOnce(HubSession, HubSession)) {
     let (hub, addr) = hub_home();
+    with_two_liars_at(hub, &addr, extra, run);
+}
+
+/// [`with_two_liars`] with a hub home made (and its environment set) by
+/// the caller.
+fn with_two_liars_at(
+    hub: flotilla_tests::TestHome,
+    addr: &str,
+    extra: &str,
+    run: impl AsyncFnOnce(HubSession, HubSession),
+) {
+    let addr = addr.to_owned();
     let config = std::fs::read_to_string(hub.path().join("config.toml")).expect("config");
     let config = config.replace("[hub_server]\n", &format!("[hub_server]\n{extra}"));
     assert!(config.contains(extra), "{config}");
@@ -171,5 +183,51 @@ fn issue_13_a_repeat_after_the_delivery_is_answered_queued_and_not_delivered_aga
             "next",
             "the repeat is not delivered a second time"
         );
+    });
+}
+
+/// Issue 11: the hub numbers a forward's delivery and pushes it to its
+/// host at once; the queue writer stores it meanwhile, and only the
+/// sender's verdict waits for that. Here the writer is held (a test hook):
+/// the recipient still gets the message, the sender's answer comes once
+/// the writer goes on, and the delivery then leaves the queue with its
+/// receipt as any other.
+#[test]
+fn issue_11_a_delivery_leaves_the_hub_before_its_queue_write() {
+    let (mut hub, addr) = hub_home();
+    let gate = hub.path().join("writer-gate");
+    let hook = (
+        "FLOTILLA_TEST_HUB_WRITER_GATE".to_owned(),
+        gate.display().to_string(),
+    );
+    hub.env.push(hook);
+    with_two_liars_at(hub, &addr, "", async |mut sender, mut recipient| {
+        let first = forward("laptop/lead", "work/builder", None, "first");
+        let id = id_of(&first);
+        sender.send(&first).await.expect("send");
+        let delivery = next_delivery(&mut recipient).await;
+        assert_eq!(
+            delivery.message.body, "first",
+            "delivered while the writer waits"
+        );
+        std::fs::write(&gate, "open").expect("open the gate");
+        let outcome = async {
+            loop {
+                if let Frame::Forwarded(f) = sender.recv().await.expect("recv") {
+                    return f.outcome;
+                }
+            }
+        };
+        let outcome = tokio::time::timeout(PATIENCE, outcome)
+            .await
+            .expect("a verdict in time");
+        assert_eq!(outcome, ForwardOutcome::Queued);
+        let done = Delivered {
+            seq: delivery.seq,
+            id: delivery.message.id.clone(),
+            gone: Vec::new(),
+        };
+        recipient.send(&Frame::Delivered(done)).await.expect("ack");
+        assert_eq!(receipt_of(&mut sender, &id).await, ReceiptState::Delivered);
     });
 }

@@ -6,7 +6,11 @@
 //! for the group), and only then reports the group's outcomes, in the
 //! order the writes came. The core answers a forward when its outcome
 //! arrives, so nothing is acknowledged before it is on disk, and each
-//! sender's order holds.
+//! sender's order holds. The core numbers a forward's deliveries and
+//! pushes them before handing it here (a host stores a message once, so
+//! one pushed from a commit that then fails does no harm: its sender is
+//! told `unavailable` and sends it again); this thread stores them under
+//! those numbers.
 //!
 //! A group that fails fails every forward in it. A later forward of a
 //! sender whose earlier one failed on the same link fails too, without
@@ -35,6 +39,8 @@ pub struct QueueWork {
     pub host: HostName,
     /// What to queue.
     pub enqueue: Enqueue,
+    /// Its delivery seqs, one per host of `enqueue.by_host`, in order.
+    pub seqs: Vec<u64>,
     /// It is the message a hold of its sender waits for.
     pub lifts_hold: bool,
 }
@@ -65,12 +71,6 @@ pub enum WriterWork {
 /// What became of one write.
 #[derive(Debug)]
 pub enum WriterDone {
-    /// Deliveries of the group under way, before its commit: they may be
-    /// pushed to their hosts while the disk works (a host stores a message
-    /// once, so one pushed from a commit that then fails does no harm: its
-    /// sender is told `unavailable` and sends it again). Always followed by
-    /// the group's outcomes.
-    Staged(Vec<(HostName, flotilla_actors::federation::Deliver)>),
     /// A forward, queued or not.
     Forward(QueueDone),
     /// A delivery taken off `host`'s queue (`None`: it was not there, or
@@ -88,9 +88,8 @@ pub enum WriterDone {
 pub struct QueueDone {
     /// The work, as handed over.
     pub work: Box<QueueWork>,
-    /// The hosts it was queued for now (none that had it already; its
-    /// deliveries went out in [`WriterDone::Staged`]), or why it was not
-    /// queued.
+    /// The hosts it was queued for now (none that had it already), or
+    /// why it was not queued.
     pub outcome: Result<Vec<HostName>, String>,
 }
 
@@ -140,14 +139,18 @@ impl QueueWriter {
     /// handed over.
     pub fn start(
         store: Arc<HubStore>,
-        mut done: impl FnMut(Vec<WriterDone>) + Send + 'static,
+        done: impl Fn(Vec<WriterDone>) + Send + 'static,
     ) -> std::io::Result<Self> {
         let (tx, mut rx) = mpsc::unbounded_channel::<WriterWork>();
         std::thread::Builder::new()
             .name("hub-queue-writer".into())
             .spawn(move || {
                 let mut poisoned = Poisoned::default();
+                let gate = test_gate();
                 while let Some(first) = rx.blocking_recv() {
+                    if let Some(gate) = &gate {
+                        wait_for(gate);
+                    }
                     let mut group = vec![first];
                     while group.len() < MAX_GROUP {
                         match rx.try_recv() {
@@ -155,7 +158,7 @@ impl QueueWriter {
                             Err(_) => break,
                         }
                     }
-                    let outcomes = commit_group(&store, &mut poisoned, group, &mut done);
+                    let outcomes = commit_group(&store, &mut poisoned, group);
                     done(outcomes);
                 }
             })?;
@@ -168,13 +171,29 @@ impl QueueWriter {
     }
 }
 
+/// Test hook (with `FLOTILLA_TEST_HOOKS=1`): `FLOTILLA_TEST_HUB_WRITER_GATE`
+/// names a file each group waits for before it is written, so a test can
+/// hold the hub's queue writes.
+fn test_gate() -> Option<std::path::PathBuf> {
+    let hooks = std::env::var("FLOTILLA_TEST_HOOKS").is_ok_and(|v| v == "1");
+    let gate = std::env::var_os("FLOTILLA_TEST_HUB_WRITER_GATE")?;
+    hooks.then(|| gate.into())
+}
+
+/// Waits until `gate` exists, a minute at most.
+fn wait_for(gate: &std::path::Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !gate.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// Applies what of `group` may be tried, in one commit; the outcomes in
 /// the group's order.
 fn commit_group(
     store: &HubStore,
     poisoned: &mut Poisoned,
     group: Vec<WriterWork>,
-    done: &mut impl FnMut(Vec<WriterDone>),
 ) -> Vec<WriterDone> {
     let held: Vec<Option<String>> = group
         .iter()
@@ -188,7 +207,10 @@ fn commit_group(
         .zip(&held)
         .filter(|(_, h)| h.is_none())
         .map(|(w, _)| match w {
-            WriterWork::Forward(f) => QueueOp::Enqueue(&f.enqueue),
+            WriterWork::Forward(f) => QueueOp::EnqueueAt {
+                enqueue: &f.enqueue,
+                seqs: &f.seqs,
+            },
             WriterWork::Delivered { host, seq, gone } => QueueOp::Delivered {
                 host,
                 seq: *seq,
@@ -196,22 +218,7 @@ fn commit_group(
             },
             WriterWork::AckReceipts { host, seq } => QueueOp::AckReceipts { host, seq: *seq },
         });
-    // The deliveries move out to be pushed before the commit; each
-    // forward's outcome keeps only the hosts they are for.
-    let mut queued_for: Vec<Vec<HostName>> = Vec::new();
-    let stage = |ops: &mut [QueueOpDone]| {
-        let mut staged = Vec::new();
-        for op in ops.iter_mut() {
-            if let QueueOpDone::Made(made) = op {
-                queued_for.push(made.iter().map(|(h, _)| h.clone()).collect());
-                staged.append(made);
-            }
-        }
-        if !staged.is_empty() {
-            done(vec![WriterDone::Staged(staged)]);
-        }
-    };
-    let mut applied = match store.apply_group(tried, stage) {
+    let mut applied = match store.apply_group(tried) {
         Ok(done) => Ok(done.into_iter()),
         Err(e) => {
             tracing::error!("cannot write the hub's queues: {e}");
@@ -220,7 +227,6 @@ fn commit_group(
             ))
         }
     };
-    let mut queued_for = queued_for.into_iter();
     let mut out = Vec::with_capacity(group.len());
     for (work, held) in group.into_iter().zip(held) {
         let result = match (held, &mut applied) {
@@ -231,7 +237,7 @@ fn commit_group(
         match work {
             WriterWork::Forward(work) => {
                 let outcome = match result {
-                    Ok(QueueOpDone::Made(_)) => Ok(queued_for.next().unwrap_or_default()),
+                    Ok(QueueOpDone::Made(made)) => Ok(made.into_iter().map(|(h, _)| h).collect()),
                     Ok(_) => Err("a forward was answered as another write".to_owned()),
                     Err(why) => {
                         poisoned.failed(&work);

@@ -8,6 +8,11 @@ use flotilla_actors::names::{MessageId, PeerId};
 use super::*;
 
 fn work(link_id: u64, id: &str, from: &str, lifts_hold: bool) -> QueueWork {
+    numbered(link_id, id, from, lifts_hold, 0)
+}
+
+/// A forward to `work/b` whose delivery the core numbered `seq`.
+fn numbered(link_id: u64, id: &str, from: &str, lifts_hold: bool, seq: u64) -> QueueWork {
     let to = PeerId::parse("work/b").expect("peer");
     let mut by_host = BTreeMap::new();
     by_host.insert(to.host.clone(), vec![to]);
@@ -29,6 +34,7 @@ fn work(link_id: u64, id: &str, from: &str, lifts_hold: bool) -> QueueWork {
             by_host,
             now: Timestamp(1),
         },
+        seqs: vec![seq],
         lifts_hold,
     }
 }
@@ -58,46 +64,37 @@ fn a_failed_sender_is_held_on_its_link_until_the_failed_message_comes_again() {
     );
 }
 
-/// Outcomes come back in order, each after its commit; a repeat makes
-/// nothing; many forwards handed over at once share commits; a delivery
-/// the host stored leaves its queue with a receipt.
+/// Outcomes come back in order, each after its commit; each delivery is
+/// stored under the seq the core gave it; a repeat makes nothing; many
+/// forwards handed over at once share commits; a delivery the host stored
+/// leaves its queue with a receipt.
 #[test]
-fn forwards_are_queued_in_order_and_share_commits() {
+fn forwards_are_queued_in_order_under_their_seqs_and_share_commits() {
     let dir = tempfile::tempdir().expect("dir");
     let store = Arc::new(HubStore::open(&dir.path().join("hub.redb")).expect("store"));
     let (tx, rx) = mpsc::channel();
-    // The deliveries handed out before each commit, as (message, seq).
-    let staged = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = staged.clone();
+    let tx = std::sync::Mutex::new(tx);
     let writer = QueueWriter::start(store.clone(), move |group| {
         for done in group {
-            match done {
-                WriterDone::Staged(d) => {
-                    let mut seen = seen.lock().expect("staged");
-                    seen.extend(d.into_iter().map(|(_, d)| (d.message.id, d.seq)));
-                }
-                done => {
-                    let id = match &done {
-                        WriterDone::Forward(f) => Some(f.work.enqueue.message.id.clone()),
-                        _ => None,
-                    };
-                    let seen = seen.lock().expect("staged");
-                    let staged_first = id.is_some_and(|id| seen.iter().any(|(s, _)| *s == id));
-                    let _ = tx.send((done, staged_first));
-                }
-            }
+            let _ = tx.lock().expect("tx").send(done);
         }
     })
     .expect("writer");
     let count = 300;
+    // Numbered from 1000 on, two apart: the store keeps the core's seqs.
+    let seq_of = |i: usize| 1000 + 2 * i as u64;
     for i in 0..count {
-        let w = WriterWork::Forward(Box::new(work(1, &format!("m{i}"), "laptop/a", false)));
-        writer.submit(w).expect("submit");
+        let w = numbered(1, &format!("m{i}"), "laptop/a", false, seq_of(i));
+        writer
+            .submit(WriterWork::Forward(Box::new(w)))
+            .expect("submit");
     }
-    let repeat = WriterWork::Forward(Box::new(work(1, "m0", "laptop/a", false)));
-    writer.submit(repeat).expect("repeat");
+    let repeat = numbered(1, "m0", "laptop/a", false, seq_of(count));
+    writer
+        .submit(WriterWork::Forward(Box::new(repeat)))
+        .expect("repeat");
     for i in 0..=count {
-        let (done, staged_first) = rx.recv_timeout(Duration::from_secs(30)).expect("outcome");
+        let done = rx.recv_timeout(Duration::from_secs(30)).expect("outcome");
         let WriterDone::Forward(done) = done else {
             panic!("a forward's outcome: {done:?}")
         };
@@ -111,19 +108,18 @@ fn forwards_are_queued_in_order_and_share_commits() {
         } else {
             assert_eq!(done.work.enqueue.message.id.as_str(), format!("m{i}"));
             assert_eq!(queued_for, [HostName::new("work").expect("host")]);
-            assert!(staged_first, "m{i} went out before its commit's outcome");
         }
     }
-    // Each new delivery was handed out once, in the order of the forwards.
-    let staged = staged.lock().expect("staged").clone();
-    let ids: Vec<String> = staged.iter().map(|(id, _)| id.to_string()).collect();
-    let sent: Vec<String> = (0..count).map(|i| format!("m{i}")).collect();
-    assert_eq!(ids, sent);
-    let seqs: Vec<u64> = staged.iter().map(|(_, seq)| *seq).collect();
-    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "in order: {seqs:?}");
+    let seqs: Vec<u64> = (0..count).map(seq_of).collect();
+    assert_eq!(
+        store.delivery_seq_floor().expect("floor"),
+        seq_of(count),
+        "the repeat's seq counts too: the core never numbers it again"
+    );
     let host = HostName::new("work").expect("host");
     let queued = store.queued(&host, 0, 1000).expect("queued");
-    assert_eq!(queued.len(), count);
+    let stored: Vec<u64> = queued.iter().map(|d| d.seq).collect();
+    assert_eq!(stored, seqs);
     let commits = store.queue_commits();
     assert!(
         commits < count as u64,
@@ -136,7 +132,7 @@ fn forwards_are_queued_in_order_and_share_commits() {
         gone: Vec::new(),
     };
     writer.submit(delivered).expect("delivered");
-    let (done, _) = rx.recv_timeout(Duration::from_secs(30)).expect("outcome");
+    let done = rx.recv_timeout(Duration::from_secs(30)).expect("outcome");
     let WriterDone::Delivered {
         host: h,
         done: Some(taken),

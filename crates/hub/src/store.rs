@@ -85,6 +85,10 @@ pub enum HubStoreError {
     /// store (records missing): nothing was replayed.
     #[error("hub store: {0}")]
     Log(#[from] flotilla_actors::wal_log::WalError),
+    /// A forward came with fewer delivery seqs than hosts (a defect of
+    /// the caller): nothing of its group was stored.
+    #[error("hub store: a forward came without a delivery seq for each of its hosts")]
+    Unnumbered,
 }
 
 macro_rules! from_redb {
@@ -308,6 +312,16 @@ impl HubStore {
             depth.bytes += queued.bytes;
         }
         Ok(out)
+    }
+
+    /// The highest delivery seq ever used: the core numbers new deliveries
+    /// above it (deliveries numbered before the core did share the
+    /// receipts' sequence, so that counts too).
+    pub fn delivery_seq_floor(&self) -> Result<u64, HubStoreError> {
+        let txn = self.db.begin_read()?;
+        let meta = txn.open_table(META)?;
+        let get = |key| meta.get(key).map(|v| v.map_or(0, |v| v.value()));
+        Ok(get(tables::SEQ)?.max(get(tables::DELIVERY_SEQ)?))
     }
 
     /// The oldest `limit` deliveries queued for `host` after `after`.

@@ -55,6 +55,10 @@ enum Op {
         host: HostName,
         seq: u64,
     },
+    EnqueueAt {
+        enqueue: Enqueue,
+        seqs: Vec<u64>,
+    },
 }
 
 /// Gives a new store its log's id (in the transaction that creates it).
@@ -90,6 +94,7 @@ pub(super) fn open(db: &Database, path: &std::path::Path) -> Result<WalLog, HubS
                     gone,
                 },
                 Op::AckReceipts { host, seq } => QueueOp::AckReceipts { host, seq: *seq },
+                Op::EnqueueAt { enqueue, seqs } => QueueOp::EnqueueAt { enqueue, seqs },
             });
             apply_ops(&txn, ops, group.now)?;
         }
@@ -127,7 +132,8 @@ pub(super) fn append(
     };
     let large = ops
         .iter()
-        .any(|op| matches!(op, QueueOp::Enqueue(e) if e.message.body.len() > LOGGED_BODY_MAX));
+        .filter_map(QueueOp::enqueue)
+        .any(|e| e.message.body.len() > LOGGED_BODY_MAX);
     if large || lazy_before || log.durable_due() {
         return durable(log, false);
     }

@@ -128,3 +128,59 @@ fn a_flush_leaves_everything_in_the_store_itself() {
         ["body 1"]
     );
 }
+
+/// Forwards the core numbered come back from the log under their own
+/// seqs, and the core's numbering starts above every seq used, a repeat's
+/// included.
+#[test]
+fn a_crash_image_keeps_the_seqs_the_core_gave() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("hub.redb");
+    let store = HubStore::open(&path).expect("open");
+    let forward = |n: u64| Enqueue {
+        message: message(n),
+        by_host: to(&["work/a", "mac/b"]),
+        now: Timestamp(n),
+    };
+    let (one, two) = (forward(1), forward(2));
+    store
+        .apply_group([
+            QueueOp::EnqueueAt {
+                enqueue: &one,
+                seqs: &[10, 11],
+            },
+            QueueOp::EnqueueAt {
+                enqueue: &two,
+                seqs: &[12, 13],
+            },
+            QueueOp::EnqueueAt {
+                enqueue: &one,
+                seqs: &[14, 15],
+            },
+        ])
+        .expect("group");
+    let seqs = |s: &HubStore, h: &str| -> Vec<u64> {
+        let queued = s.queued(&host(h), 0, 100).expect("queued");
+        queued.into_iter().map(|d| d.seq).collect()
+    };
+    // by_host is ordered: mac before work.
+    assert_eq!(
+        (seqs(&store, "mac"), seqs(&store, "work")),
+        (vec![10, 12], vec![11, 13])
+    );
+    let bare = HubStore::open(&image(&path, &dir.path().join("bare"), false)).expect("bare");
+    assert!(
+        seqs(&bare, "mac").is_empty(),
+        "the store file alone must lack the logged group, or this test proves nothing"
+    );
+    drop(bare);
+    let crash = image(&path, &dir.path().join("crash"), true);
+    let back = HubStore::open(&crash).expect("open the crash image");
+    assert_eq!(seqs(&back, "mac"), [10, 12]);
+    assert_eq!(seqs(&back, "work"), [11, 13]);
+    assert_eq!(back.delivery_seq_floor().expect("floor"), 15);
+    // A receipt still takes the hub's own sequence.
+    let done = back.delivered(&host("work"), 11, &[]).expect("delivered");
+    assert_eq!(done.map(|d| d.receipts.len()), Some(1));
+    assert_eq!(back.delivery_seq_floor().expect("floor"), 15);
+}

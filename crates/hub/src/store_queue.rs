@@ -57,6 +57,25 @@ pub enum QueueOp<'a> {
         /// The last receipt it has.
         seq: u64,
     },
+    /// Queue a forward under the delivery seqs the core gave it (one per
+    /// host of `by_host`, in its order), already pushed to linked hosts.
+    /// Last, so records logged with the variants above still read.
+    EnqueueAt {
+        /// The forward.
+        enqueue: &'a Enqueue,
+        /// Its delivery seqs.
+        seqs: &'a [u64],
+    },
+}
+
+impl<'a> QueueOp<'a> {
+    /// The forward this op queues, if it queues one.
+    pub(crate) fn enqueue(&self) -> Option<&'a Enqueue> {
+        match *self {
+            Self::Enqueue(e) | Self::EnqueueAt { enqueue: e, .. } => Some(e),
+            _ => None,
+        }
+    }
 }
 
 /// What one op of a group did.
@@ -79,16 +98,12 @@ impl HubStore {
     /// CPU's work overlap, as on hosts), or the commit itself is durable;
     /// bookkeeping alone is appended unsynced and rides on the next sync
     /// (see the store's doc).
-    /// `before_commit` gets what the group did before the commit starts,
-    /// and may take it (the queue writer hands new deliveries out while the
-    /// disk works).
     pub fn apply_group<'a>(
         &self,
         group: impl IntoIterator<Item = QueueOp<'a>>,
-        before_commit: impl FnOnce(&mut [QueueOpDone]),
     ) -> Result<Vec<QueueOpDone>, HubStoreError> {
         let ops: Vec<QueueOp<'a>> = group.into_iter().collect();
-        let queues = ops.iter().any(|op| matches!(op, QueueOp::Enqueue(_)));
+        let queues = ops.iter().any(|op| op.enqueue().is_some());
         let now = self.now();
         let mut log = self.log();
         // The write lock is held from here: no lazy write lands between
@@ -98,9 +113,8 @@ impl HubStore {
         let appended = super::log::append(&mut log, &ops, now, lazy_before);
         let pending = appended.pending;
         let syncing = (queues && !pending.durable()).then(|| self.syncer.sync(log.file()));
-        let applied = apply_ops(&txn, ops.iter().copied(), now).and_then(|mut done| {
+        let applied = apply_ops(&txn, ops.iter().copied(), now).and_then(|done| {
             trace(&ops, "hub.applied");
-            before_commit(&mut done);
             if !pending.durable() {
                 txn.set_durability(redb::Durability::None)
                     .map_err(|e| HubStoreError::Db(Box::new(e.into())))?;
@@ -148,10 +162,8 @@ fn trace(ops: &[QueueOp<'_>], stage: &'static str) {
     if !flotilla_actors::federation::stage::on() {
         return;
     }
-    for op in ops {
-        if let QueueOp::Enqueue(e) = op {
-            flotilla_actors::federation::stage::reached(stage, &e.message.id);
-        }
+    for e in ops.iter().filter_map(QueueOp::enqueue) {
+        flotilla_actors::federation::stage::reached(stage, &e.message.id);
     }
 }
 
@@ -171,7 +183,7 @@ impl HubStore {
             by_host: by_host.clone(),
             now,
         };
-        match self.apply_group([QueueOp::Enqueue(&e)], |_| {})?.pop() {
+        match self.apply_group([QueueOp::Enqueue(&e)])?.pop() {
             Some(QueueOpDone::Made(made)) => Ok(made),
             _ => Ok(Vec::new()),
         }
@@ -185,7 +197,7 @@ impl HubStore {
         gone: &[PeerId],
     ) -> Result<Option<DeliveryDone>, HubStoreError> {
         let op = QueueOp::Delivered { host, seq, gone };
-        match self.apply_group([op], |_| {})?.pop() {
+        match self.apply_group([op])?.pop() {
             Some(QueueOpDone::Delivered(done)) => Ok(done),
             _ => Ok(None),
         }
@@ -193,7 +205,7 @@ impl HubStore {
 
     /// `host` has the receipts up to `seq`.
     pub(crate) fn ack_receipts(&self, host: &HostName, seq: u64) -> Result<(), HubStoreError> {
-        self.apply_group([QueueOp::AckReceipts { host, seq }], |_| {})?;
+        self.apply_group([QueueOp::AckReceipts { host, seq }])?;
         Ok(())
     }
 }
@@ -209,8 +221,9 @@ pub(super) fn apply_ops<'a>(
     let mut done = Vec::new();
     for op in ops {
         done.push(match op {
-            QueueOp::Enqueue(e) => {
-                QueueOpDone::Made(enqueue_in(&mut t, &e.message, &e.by_host, e.now)?)
+            QueueOp::Enqueue(e) => QueueOpDone::Made(enqueue_in(&mut t, e, None)?),
+            QueueOp::EnqueueAt { enqueue, seqs } => {
+                QueueOpDone::Made(enqueue_in(&mut t, enqueue, Some(seqs))?)
             }
             QueueOp::Delivered { host, seq, gone } => {
                 QueueOpDone::Delivered(delivered_in(&mut t, host, seq, gone, now)?)
@@ -224,20 +237,29 @@ pub(super) fn apply_ops<'a>(
     Ok(done)
 }
 
+/// Queues `e` for each of its hosts that has not had it, under `seqs` (the
+/// core's numbering, one per host in order) or, for a record logged before
+/// the core numbered deliveries, the hub's sequence.
 fn enqueue_in(
     t: &mut QueueTables<'_>,
-    message: &Message,
-    by_host: &BTreeMap<HostName, Vec<PeerId>>,
-    now: Timestamp,
+    e: &Enqueue,
+    seqs: Option<&[u64]>,
 ) -> Result<Made, HubStoreError> {
+    let (message, now) = (&e.message, e.now);
     let mut made = Vec::new();
     let from = message.from.to_string();
-    for (host, to) in by_host {
+    if let Some(last) = seqs.and_then(|s| s.iter().max()) {
+        t.note_delivery_seq(*last)?;
+    }
+    for (i, (host, to)) in e.by_host.iter().enumerate() {
         let key = (host.as_str(), from.as_str(), message.id.as_str());
         if t.queued_ids.get(key)?.is_some() || handled::was_handled(t, host, message)? {
             continue;
         }
-        let seq = t.next_seq()?;
+        let seq = match seqs {
+            Some(seqs) => *seqs.get(i).ok_or(HubStoreError::Unnumbered)?,
+            None => t.next_seq()?,
+        };
         let queued = Queued {
             message: message.clone(),
             to: to.clone(),

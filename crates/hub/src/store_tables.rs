@@ -40,13 +40,28 @@ impl<'t> QueueTables<'t> {
         })
     }
 
-    /// The hub's next sequence number (deliveries and receipts share it).
+    /// The hub's next sequence number for a receipt (and, in records
+    /// logged before the core numbered deliveries, for a delivery).
     pub(super) fn next_seq(&mut self) -> Result<u64, HubStoreError> {
-        let next = self.meta.get("seq")?.map(|v| v.value()).unwrap_or(0) + 1;
-        self.meta.insert("seq", next)?;
+        let next = self.meta.get(SEQ)?.map(|v| v.value()).unwrap_or(0) + 1;
+        self.meta.insert(SEQ, next)?;
         Ok(next)
     }
+
+    /// Delivery `seq`, numbered by the core, was queued or skipped: the
+    /// core starts above it after a restart.
+    pub(super) fn note_delivery_seq(&mut self, seq: u64) -> Result<(), HubStoreError> {
+        if self.meta.get(DELIVERY_SEQ)?.is_none_or(|v| v.value() < seq) {
+            self.meta.insert(DELIVERY_SEQ, seq)?;
+        }
+        Ok(())
+    }
 }
+
+/// The meta key of the hub's sequence (receipts; deliveries of old records).
+pub(super) const SEQ: &str = "seq";
+/// The meta key of the highest delivery seq the core has numbered.
+pub(super) const DELIVERY_SEQ: &str = "delivery_seq";
 
 /// Takes `host`'s delivery `seq` off its queue (remembered as handled at
 /// `now`); `None` if it was not queued.

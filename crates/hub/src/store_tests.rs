@@ -353,23 +353,20 @@ fn one_group_sees_its_own_earlier_writes_through_tables_opened_once() {
         },
     );
     let done = store
-        .apply_group(
-            [
-                QueueOp::Delivered {
-                    host: &work,
-                    seq,
-                    gone: &[],
-                },
-                QueueOp::AckReceipts {
-                    host: &laptop,
-                    seq: u64::MAX,
-                },
-                QueueOp::Enqueue(&a),
-                QueueOp::Enqueue(&a),
-                QueueOp::Enqueue(&b),
-            ],
-            |_| {},
-        )
+        .apply_group([
+            QueueOp::Delivered {
+                host: &work,
+                seq,
+                gone: &[],
+            },
+            QueueOp::AckReceipts {
+                host: &laptop,
+                seq: u64::MAX,
+            },
+            QueueOp::Enqueue(&a),
+            QueueOp::Enqueue(&a),
+            QueueOp::Enqueue(&b),
+        ])
         .expect("group");
     assert!(
         matches!(done[0], QueueOpDone::Delivered(Some(_))),

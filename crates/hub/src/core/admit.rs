@@ -61,20 +61,20 @@ impl CoreState {
     ) -> Result<bool, Refused> {
         let mut by_host = self.roster.admit(host, &forward)?;
         let size = size_of_message(&forward.message);
-        if over_quota(&self.depths, &self.limits, &by_host, size).is_err() {
-            // Only a queue at its limit needs the repeat check first (the
-            // writer queues a message once anyway).
-            let repeats = self
-                .store
-                .repeats(&forward.message, by_host.keys())
-                .map_err(|e| unavailable(&e))?;
-            by_host.retain(|target, _| !repeats.contains(target));
-            if by_host.is_empty() {
-                return Ok(false);
-            }
-            over_quota(&self.depths, &self.limits, &by_host, size)?;
+        // A host that has the message in the store (queued or delivered)
+        // is not sent it again, and its queue's limit does not count it.
+        let repeats = self
+            .store
+            .repeats(&forward.message, by_host.keys())
+            .map_err(|e| unavailable(&e))?;
+        by_host.retain(|target, _| !repeats.contains(target));
+        if by_host.is_empty() {
+            return Ok(false);
         }
+        over_quota(&self.depths, &self.limits, &by_host, size)?;
         reserve(&mut self.depths, by_host.keys(), size, true);
+        let targets: Vec<HostName> = by_host.keys().cloned().collect();
+        let seqs = self.fresh.number(&forward.message, &by_host);
         let work = QueueWork {
             link_id,
             host: host.clone(),
@@ -83,22 +83,28 @@ impl CoreState {
                 by_host,
                 now: self.store.now(),
             },
+            seqs,
             lifts_hold,
         };
         if let Err(work) = self.writer.submit(WriterWork::Forward(Box::new(work))) {
             if let WriterWork::Forward(work) = *work {
                 reserve(&mut self.depths, work.enqueue.by_host.keys(), size, false);
+                self.fresh
+                    .settled(work.enqueue.by_host.keys(), &work.seqs, false);
             }
             let why = "the hub's queue writer has stopped".to_owned();
             return Err(unavailable(&crate::store::HubStoreError::Stopped(why)));
+        }
+        // Pushed now, while the queue writer stores it (see `fresh`).
+        for target in targets {
+            self.pump(&target);
         }
         Ok(true)
     }
 
     /// A forward handed to the queue writer was queued, or failed: its
-    /// link (if still the same) is answered; returns the hosts it was
-    /// queued for (to push to).
-    pub(super) fn on_queued(&mut self, done: QueueDone) -> Vec<HostName> {
+    /// link (if still the same) is answered.
+    pub(super) fn on_queued(&mut self, done: QueueDone) {
         let QueueDone { work, outcome } = done;
         let message = &work.enqueue.message;
         let size = size_of_message(message);
@@ -106,13 +112,11 @@ impl CoreState {
             .links
             .get(&work.host)
             .is_some_and(|l| l.id == work.link_id);
-        let mut targets = Vec::new();
         let outcome = match outcome {
             Ok(queued_for) => {
                 let repeat = |t: &&HostName| !queued_for.contains(*t);
                 let repeats: Vec<_> = work.enqueue.by_host.keys().filter(repeat).collect();
                 reserve(&mut self.depths, repeats.into_iter(), size, false);
-                targets = queued_for;
                 ForwardOutcome::Queued
             }
             Err(reason) => {
@@ -128,7 +132,6 @@ impl CoreState {
         if same_link {
             self.answer(&work.host, message.id.clone(), outcome);
         }
-        targets
     }
 }
 

@@ -54,7 +54,7 @@ impl CoreState {
 
     /// Pushes queued deliveries to a linked host, up to the window: what
     /// the store holds first, then (when all of that is out) the fresh
-    /// deliveries of the commit under way, in order.
+    /// deliveries numbered here and not yet committed, in order.
     pub(super) fn pump(&mut self, host: &HostName) {
         let (Some(window), Some(link)) = (self.pushed.get_mut(host), self.links.get(host)) else {
             return;
@@ -79,15 +79,8 @@ impl CoreState {
         if backlog {
             return;
         }
-        let Some(fresh) = self.fresh.get(host) else {
-            return;
-        };
-        let after = window.last();
-        for deliver in fresh
-            .range(after.saturating_add(1)..)
-            .map(|(_, d)| d.clone())
-        {
-            if window.room() == 0 || !push(host, window, &link.tx, deliver) {
+        for deliver in self.fresh.pushable(host, window.last()) {
+            if window.room() == 0 || !push(host, window, &link.tx, deliver.clone()) {
                 return;
             }
         }

@@ -3,8 +3,9 @@
 //! writes to the store, and answers through each link's outgoing queue.
 //!
 //! Being one actor makes every decision see one consistent roster, and
-//! every forward is on disk before its `Forwarded` leaves. Deliveries to a
-//! host are pushed in queue order, at most [`WINDOW`] unacknowledged at a
+//! every forward is on disk before its `Forwarded` leaves. Deliveries are
+//! numbered here and pushed before the queue writer has stored them
+//! ([`fresh`]). Deliveries to a host are pushed in queue order, at most [`WINDOW`] unacknowledged at a
 //! time and no more bytes than half the link's outbound bound
 //! ([`window`]); whatever was not acknowledged is pushed again when the host comes
 //! back. Must not touch sockets: sessions own their streams and only hand
@@ -30,6 +31,7 @@ use crate::view::{self, HubRosterReply};
 mod admit;
 mod deliver;
 mod forget;
+mod fresh;
 mod hold;
 mod policy;
 mod relay;
@@ -184,9 +186,9 @@ pub struct CoreState {
     relink: relink::RelinkWaits,
     /// Queues admitted forwards, many to a durable commit.
     writer: crate::queue_writer::QueueWriter,
-    /// Deliveries of the queue writer's group under way, not yet
-    /// committed, by host: pushed behind what the store holds.
-    fresh: HashMap<HostName, std::collections::BTreeMap<u64, flotilla_actors::federation::Deliver>>,
+    /// Deliveries numbered here and not yet committed, by host: pushed
+    /// behind what the store holds.
+    fresh: fresh::FreshDeliveries,
 }
 
 impl Actor for HubCore {
@@ -205,6 +207,7 @@ impl Actor for HubCore {
             log_refused(&change);
         }
         let depths = args.store.depths()?;
+        let fresh = fresh::FreshDeliveries::new(args.store.delivery_seq_floor()?);
         myself.send_interval(EXPIRY_SWEEP, || CoreMsg::Expire);
         let _ = myself.send_message(CoreMsg::Expire);
         myself.send_after(relink::RELINK_GRACE, || CoreMsg::RelinkGraceOver);
@@ -226,7 +229,7 @@ impl Actor for HubCore {
             holds: Holds::default(),
             relink: relink::RelinkWaits::new(std::time::Instant::now()),
             writer,
-            fresh: HashMap::new(),
+            fresh,
         })
     }
 
@@ -340,24 +343,20 @@ impl CoreState {
     fn on_written(&mut self, group: Vec<crate::queue_writer::WriterDone>) {
         use crate::queue_writer::WriterDone;
         let mut targets = std::collections::BTreeSet::new();
-        let staged = matches!(group.first(), Some(WriterDone::Staged(_)));
         for done in group {
             match done {
-                WriterDone::Staged(deliveries) => {
-                    for (host, deliver) in deliveries {
-                        let fresh = self.fresh.entry(host.clone()).or_default();
-                        fresh.insert(deliver.seq, deliver);
-                        targets.insert(host);
-                    }
+                WriterDone::Forward(done) => {
+                    // Its commit is over: its deliveries are in the store
+                    // now (pushed from there if they have not gone yet), or
+                    // were not stored.
+                    let work = &done.work;
+                    let hosts = work.enqueue.by_host.keys();
+                    self.fresh.settled(hosts, &work.seqs, done.outcome.is_err());
+                    targets.extend(work.enqueue.by_host.keys().cloned());
+                    self.on_queued(done);
                 }
-                WriterDone::Forward(done) => targets.extend(self.on_queued(done)),
                 WriterDone::Delivered { host, done } => self.on_taken(&host, done),
             }
-        }
-        if !staged {
-            // The group's outcomes: its commit is over, so what was fresh
-            // is in the store now (or failed); the next group stages anew.
-            self.fresh.clear();
         }
         for target in &targets {
             self.pump(target);
