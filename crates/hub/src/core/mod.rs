@@ -5,10 +5,10 @@
 //! Being one actor makes every decision see one consistent roster, and
 //! every forward is on disk before its `Forwarded` leaves. Deliveries are
 //! numbered here and pushed before the queue writer has stored them
-//! ([`fresh`]). Deliveries to a host are pushed in queue order, at most [`WINDOW`] unacknowledged at a
-//! time and no more bytes than half the link's outbound bound
-//! ([`window`]); whatever was not acknowledged is pushed again when the host comes
-//! back. Must not touch sockets: sessions own their streams and only hand
+//! (`fresh.rs`), to each host in queue order, at most [`WINDOW`]
+//! unacknowledged at a time and no more bytes than half the link's
+//! outbound bound ([`window`]); whatever was not acknowledged is pushed
+//! again when the host comes back. Must not touch sockets: sessions own their streams and only hand
 //! over frames through [`LinkHandle`]s.
 
 use std::collections::HashMap;
