@@ -113,14 +113,14 @@ fn host_home(dir: &Path, hub: &Home, name: &str, addr: SocketAddr) -> Result<Hom
 }
 
 /// This executable with `--home` set, output discarded (the log kept as
-/// [`crate::bench::daemon_stderr`] says), killed on drop.
+/// [`crate::bench_daemon::daemon_stderr`] says), killed on drop.
 fn flotilla(home: &Home) -> Result<tokio::process::Command> {
     let mut cmd = tokio::process::Command::new(std::env::current_exe()?);
     cmd.arg("--home")
         .arg(home.root.as_deref().context("home")?)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(crate::bench::daemon_stderr())
+        .stderr(crate::bench_daemon::daemon_stderr())
         .kill_on_drop(true);
     Ok(cmd)
 }

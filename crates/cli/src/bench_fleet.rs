@@ -167,7 +167,7 @@ pub(crate) async fn fleet(args: &BenchFleetArgs) -> Result<FleetFigures> {
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join("out.txt"), "done\n")?;
     let home = Home::at(tmp.path().join("home"));
-    let (mut daemon, mut c, _) = crate::bench::start_daemon(&home).await?;
+    let (mut daemon, mut c, _) = crate::bench_daemon::start_daemon(&home).await?;
     let mut phases = crate::progress::Phases::default();
     phases.next(format!("{} bare lane turns and acceptances...", args.runs));
     let mut turns = Vec::new();

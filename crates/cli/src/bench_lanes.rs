@@ -77,7 +77,7 @@ pub(crate) async fn lanes(args: &BenchLanesArgs, rss_kib: fn(u32) -> u64) -> Res
         .prefix("flotilla-bench-lanes-")
         .tempdir()?;
     let home = Home::at(dir.path().join("home"));
-    let (mut daemon, mut c, pid) = crate::bench::start_daemon(&home).await?;
+    let (mut daemon, mut c, pid) = crate::bench_daemon::start_daemon(&home).await?;
     let rss_idle = rss_kib(pid);
     let mut phases = crate::progress::Phases::default();
     phases.next(format!(

@@ -11,7 +11,7 @@ use flotilla_host::client::ControlClient;
 use flotilla_host::home::Home;
 use serde::Serialize;
 
-use crate::bench::send_args;
+use crate::bench_daemon::send_args;
 
 /// Where a message's time goes with one sender, one at a time: the
 /// store's writer measures how long it applies writes and commits them.

@@ -4,6 +4,7 @@
 
 mod args;
 mod bench;
+mod bench_daemon;
 mod bench_federation;
 mod bench_fleet;
 mod bench_lanes;

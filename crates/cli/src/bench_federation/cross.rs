@@ -18,7 +18,8 @@ use serde::Serialize;
 
 use super::echo::EchoFigures;
 use super::{PATIENCE, start_host, start_hub, stop_hub};
-use crate::bench::{percentile, send_args, timed_sends};
+use crate::bench::percentile;
+use crate::bench_daemon::{send_args, timed_sends};
 use crate::output::StdoutError;
 
 /// Concurrent senders in the throughput run (fewer if fewer messages).
