@@ -32,6 +32,8 @@ pub mod roster;
 mod session;
 pub mod setup;
 pub mod store;
+#[cfg(test)]
+mod test_message;
 pub mod transport;
 pub mod view;
 pub mod web;

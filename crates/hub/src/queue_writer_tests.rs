@@ -2,10 +2,11 @@ use std::collections::BTreeMap;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use flotilla_actors::model::{Message, Timestamp};
-use flotilla_actors::names::{MessageId, PeerId};
+use flotilla_actors::model::Timestamp;
+use flotilla_actors::names::PeerId;
 
 use super::*;
+use crate::test_message::message;
 
 fn work(link_id: u64, id: &str, from: &str, lifts_hold: bool) -> QueueWork {
     numbered(link_id, id, from, lifts_hold, 0)
@@ -20,17 +21,7 @@ fn numbered(link_id: u64, id: &str, from: &str, lifts_hold: bool, seq: u64) -> Q
         link_id,
         host: HostName::new("laptop").expect("host"),
         enqueue: Enqueue {
-            message: Message {
-                id: MessageId::new(id).expect("id"),
-                from: PeerId::parse(from).expect("from"),
-                to: Vec::new(),
-                group: None,
-                summary: None,
-                body: format!("body of {id}"),
-                sent_at: Timestamp(0),
-                seq: 1,
-                in_reply_to: None,
-            },
+            message: message(id, from),
             by_host,
             now: Timestamp(1),
         },

@@ -1,21 +1,5 @@
-use flotilla_actors::model::Timestamp;
-use flotilla_actors::names::MessageId;
-
 use super::*;
-
-fn message(id: &str, from: &str) -> Message {
-    Message {
-        id: MessageId::new(id).expect("id"),
-        from: PeerId::parse(from).expect("from"),
-        to: Vec::new(),
-        group: None,
-        summary: None,
-        body: format!("body of {id}"),
-        sent_at: Timestamp(0),
-        seq: 1,
-        in_reply_to: None,
-    }
-}
+use crate::test_message::message;
 
 fn to(peers: &[&str]) -> BTreeMap<HostName, Vec<PeerId>> {
     let mut by_host: BTreeMap<HostName, Vec<PeerId>> = BTreeMap::new();

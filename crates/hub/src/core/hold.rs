@@ -71,21 +71,7 @@ impl Holds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_actors::model::Timestamp;
-
-    fn message(id: &str, from: &str) -> Message {
-        Message {
-            id: MessageId::new(id).expect("id"),
-            from: PeerId::parse(from).expect("from"),
-            to: Vec::new(),
-            group: None,
-            summary: None,
-            body: String::new(),
-            sent_at: Timestamp(0),
-            seq: 1,
-            in_reply_to: None,
-        }
-    }
+    use crate::test_message::message;
 
     #[test]
     fn a_transient_refusal_holds_the_senders_later_messages_until_it_comes_back() {
