@@ -314,14 +314,12 @@ impl HubStore {
         Ok(out)
     }
 
-    /// The highest delivery seq ever used: the core numbers new deliveries
-    /// above it (deliveries numbered before the core did share the
-    /// receipts' sequence, so that counts too).
+    /// The hub's sequence, at least every delivery seq ever used: the core
+    /// numbers new deliveries above it.
     pub fn delivery_seq_floor(&self) -> Result<u64, HubStoreError> {
         let txn = self.db.begin_read()?;
         let meta = txn.open_table(META)?;
-        let get = |key| meta.get(key).map(|v| v.map_or(0, |v| v.value()));
-        Ok(get(tables::SEQ)?.max(get(tables::DELIVERY_SEQ)?))
+        Ok(meta.get(tables::SEQ)?.map_or(0, |v| v.value()))
     }
 
     /// The oldest `limit` deliveries queued for `host` after `after`.

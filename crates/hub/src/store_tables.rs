@@ -49,19 +49,20 @@ impl<'t> QueueTables<'t> {
     }
 
     /// Delivery `seq`, numbered by the core, was queued or skipped: the
-    /// core starts above it after a restart.
+    /// hub's sequence is raised to it, so the core starts above it after a
+    /// restart (and an older hub, which numbers deliveries from this
+    /// sequence, never reuses it).
     pub(super) fn note_delivery_seq(&mut self, seq: u64) -> Result<(), HubStoreError> {
-        if self.meta.get(DELIVERY_SEQ)?.is_none_or(|v| v.value() < seq) {
-            self.meta.insert(DELIVERY_SEQ, seq)?;
+        if self.meta.get(SEQ)?.is_none_or(|v| v.value() < seq) {
+            self.meta.insert(SEQ, seq)?;
         }
         Ok(())
     }
 }
 
-/// The meta key of the hub's sequence (receipts; deliveries of old records).
+/// The meta key of the hub's sequence: every delivery and receipt seq is at
+/// most this.
 pub(super) const SEQ: &str = "seq";
-/// The meta key of the highest delivery seq the core has numbered.
-pub(super) const DELIVERY_SEQ: &str = "delivery_seq";
 
 /// Takes `host`'s delivery `seq` off its queue (remembered as handled at
 /// `now`); `None` if it was not queued.
