@@ -4,7 +4,9 @@
 //! the current directory (all or nothing), queues the message on the store's
 //! writer in arrival order, and answers only once the message is on disk
 //! (the answer is awaited off the actor, so many sends share one commit).
-//! It also serves inbox reads and acknowledgements. It keeps no state of its
+//! It also serves acknowledgements. An inbox read needs no actor: the
+//! control connection calls [`read_inbox`] itself, one hop less between a
+//! stored message and its waiting reader. The router keeps no state of its
 //! own beyond the shared context, so a restart loses nothing. It must not
 //! change registrations (the registry's).
 
@@ -41,8 +43,6 @@ pub enum RouterMsg {
     Broadcast(BroadcastArgs, Reply<SendReply>),
     /// Answer a message's sender.
     Reply(ReplyArgs, Reply<SendReply>),
-    /// Read the oldest messages of an inbox.
-    Fetch(PeerName, usize, Reply<InboxReply>),
     /// Acknowledge read messages.
     Ack(InboxAckArgs, Reply<InboxAckReply>),
     /// Liveness check from the watchdog.
@@ -101,9 +101,6 @@ impl Actor for Router {
             RouterMsg::Reply(args, reply) => {
                 let admitted = admit_reply(ctx, args);
                 deliver(ctx, admitted, reply).await
-            }
-            RouterMsg::Fetch(name, limit, reply) => {
-                let _ = reply.send(fetch(ctx, &name, limit));
             }
             RouterMsg::Ack(args, reply) => {
                 let ctx = ctx.clone();
@@ -373,7 +370,13 @@ fn send_reply(id: MessageId, outcome: AcceptOutcome) -> SendReply {
     }
 }
 
-fn fetch(ctx: &HostContext, name: &PeerName, limit: usize) -> Result<InboxReply, ControlError> {
+/// The oldest messages (at most `limit`) of the inbox of `name`, a peer of
+/// this host.
+pub(crate) fn read_inbox(
+    ctx: &HostContext,
+    name: &PeerName,
+    limit: usize,
+) -> Result<InboxReply, ControlError> {
     let reader = sender(ctx, name)?;
     let (messages, remaining) = ctx
         .store

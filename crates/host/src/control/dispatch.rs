@@ -260,11 +260,7 @@ async fn inbox_fetch(
     let mut epoch = ctx.mail_epoch.clone();
     loop {
         epoch.borrow_and_update();
-        let name = args.as_peer.clone();
-        let reply: InboxReply = call(|| ctx.children.router(), "the router", &move |r| {
-            RouterMsg::Fetch(name.clone(), limit, r)
-        })
-        .await?;
+        let reply = crate::router::read_inbox(ctx, &args.as_peer, limit)?;
         if !reply.messages.is_empty() || tokio::time::Instant::now() >= deadline {
             for m in &reply.messages {
                 flotilla_actors::federation::stage::reached("fetch.answered", &m.id);
