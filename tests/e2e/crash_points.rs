@@ -10,6 +10,9 @@
 //!   without waiting for the disk, so the crash may lose that record;
 //! - `delivery.stored` (receiving host): it is in the inbox, the hub has
 //!   not heard so.
+//!
+//! And a sync of the write-ahead log that fails (`FLOTILLA_TEST_SYNC_FAIL`,
+//! a test hook): the daemon stops at once, before it acknowledges.
 
 use flotilla_tests::federation::{PATIENCE, wait_link};
 use flotilla_tests::{TestHome, wait_until};
@@ -113,4 +116,74 @@ fn a_crash_of_the_receiver_after_storing_a_delivery_keeps_it_once() {
         outbox_states(&laptop, "lead") == ["work/builder=delivered"]
     });
     assert_eq!(bodies(&inbox(&work, "builder")), ["d1"], "stored once");
+}
+
+/// A failed sync of the write-ahead log stops the daemon at once (an
+/// abort, with a message saying what to do), before it acknowledges the
+/// send it was storing. That send's client goes on retrying with the same
+/// id; once the daemon is started again (as the service manager would),
+/// the retry is stored and acknowledged, and every message is in the
+/// inbox once, in order. (A group may commit durably without the log, at
+/// least one a second does, so sends go on until one meets the failing
+/// sync, ten at most.)
+#[test]
+fn a_failed_sync_stops_the_daemon_before_it_acknowledges_and_the_retry_stores_once() {
+    use std::os::unix::process::ExitStatusExt;
+
+    let mut home = TestHome::new();
+    let fail = home.path().join("fail-sync");
+    let hook = (
+        "FLOTILLA_TEST_SYNC_FAIL".to_owned(),
+        fail.display().to_string(),
+    );
+    home.env.push(hook);
+    home.spawn_daemon("h");
+    home.ok(&["peer", "join", "a", "-g", "g"]);
+    home.ok(&["peer", "join", "b", "-g", "g"]);
+    home.ok(&["send", "--as", "a", "--to", "b", "--id", "m0", "m0"]);
+    std::fs::write(&fail, "").expect("arm the hook");
+    let mut sent = vec!["m0".to_owned()];
+    let mut stopped = None;
+    for id in (1..=10).map(|n| format!("m{n}")) {
+        let mut send = home
+            .command(&["send", "--as", "a", "--to", "b", "--id", &id, &id])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("send");
+        sent.push(id);
+        let daemon = home.daemon.as_mut().expect("daemon");
+        let (mut acked, mut died) = (None, None);
+        wait_until("the send's answer or the daemon's stop", PATIENCE, || {
+            acked = send.try_wait().expect("wait send");
+            died = daemon.try_wait().expect("wait daemon");
+            acked.is_some() || died.is_some()
+        });
+        if let Some(status) = died {
+            stopped = Some((status, send));
+            break;
+        }
+        assert!(acked.is_some_and(|s| s.success()), "acknowledged");
+    }
+    let (status, mut send) = stopped.expect("a send met the failing sync");
+    assert_eq!(status.signal(), Some(6), "an abort: {status:?}");
+    let stderr = std::fs::read_to_string(home.path().join("daemon-test.stderr")).expect("stderr");
+    assert!(
+        stderr.contains("could not be synced") && stderr.contains("start the daemon again"),
+        "says what happened and what to do: {stderr}"
+    );
+    let answered = send.try_wait().expect("wait send");
+    assert!(
+        answered.is_none(),
+        "not acknowledged: its client still retries"
+    );
+    std::fs::remove_file(&fail).expect("disarm");
+    home.daemon = None;
+    home.spawn_daemon("h");
+    let mut retried = None;
+    wait_until("the retried send to be answered", PATIENCE, || {
+        retried = send.try_wait().expect("wait send");
+        retried.is_some()
+    });
+    assert!(retried.is_some_and(|s| s.success()), "the retry stored it");
+    assert_eq!(bodies(&inbox(&home, "b")), sent);
 }

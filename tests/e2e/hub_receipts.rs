@@ -231,3 +231,66 @@ fn issue_11_a_delivery_leaves_the_hub_before_its_queue_write() {
         assert_eq!(receipt_of(&mut sender, &id).await, ReceiptState::Delivered);
     });
 }
+
+/// A failed sync of the hub's write-ahead log (`FLOTILLA_TEST_SYNC_FAIL`, a
+/// test hook) does not stop the hub: the group commits durably in redb
+/// instead, the sender's verdict comes once that has succeeded, the
+/// delivery and its receipt go on, and the hub's log says so. (A group
+/// may commit durably anyway, at least one a second does, so forwards go
+/// until one has met the failing sync, ten at most.) Once the disk syncs
+/// again, the next group is logged as before.
+#[test]
+fn a_failed_sync_at_the_hub_commits_durably_instead_and_answers() {
+    let (mut hub, addr) = hub_home();
+    let fail = hub.path().join("fail-sync");
+    std::fs::write(&fail, "").expect("arm the hook");
+    let hook = (
+        "FLOTILLA_TEST_SYNC_FAIL".to_owned(),
+        fail.display().to_string(),
+    );
+    hub.env.push(hook);
+    let hub_dir = hub.path().to_owned();
+    let warned = move || {
+        hub_log(&hub_dir)
+            .matches("could not be synced; the store commits durably instead")
+            .count()
+    };
+    with_two_liars_at(hub, &addr, "", async |mut sender, mut recipient| {
+        for n in 0..10 {
+            relay(&mut sender, &mut recipient, &format!("while failing {n}")).await;
+            if warned() > 0 {
+                break;
+            }
+        }
+        let failed = warned();
+        assert!(failed > 0, "a forward met the failing sync");
+        std::fs::remove_file(&fail).expect("disarm");
+        relay(&mut sender, &mut recipient, "after").await;
+        assert_eq!(warned(), failed, "the sync works again");
+    });
+}
+
+/// Forwards `body` from `sender` to `recipient`, which gets it and
+/// acknowledges it: the verdict is `queued`, the receipt `delivered`.
+async fn relay(sender: &mut HubSession, recipient: &mut HubSession, body: &str) {
+    let frame = forward("laptop/lead", "work/builder", None, body);
+    let id = id_of(&frame);
+    assert_eq!(verdict(sender, frame).await, ForwardOutcome::Queued);
+    let delivery = next_delivery(recipient).await;
+    assert_eq!(delivery.message.body, body);
+    let done = Delivered {
+        seq: delivery.seq,
+        id: delivery.message.id.clone(),
+        gone: Vec::new(),
+    };
+    recipient.send(&Frame::Delivered(done)).await.expect("ack");
+    assert_eq!(receipt_of(sender, &id).await, ReceiptState::Delivered);
+}
+
+/// What the hub logged: its stderr and its log file.
+fn hub_log(home: &std::path::Path) -> String {
+    ["hub.stderr", "logs/hub.log"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(home.join(f)).ok())
+        .collect()
+}

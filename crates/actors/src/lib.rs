@@ -23,6 +23,7 @@ pub mod private_file;
 pub mod protocol;
 pub mod store;
 pub mod supervision;
+pub mod test_hook;
 pub mod tls;
 pub mod wal;
 pub mod wal_log;

@@ -175,19 +175,7 @@ impl QueueWriter {
 /// names a file each group waits for before it is written, so a test can
 /// hold the hub's queue writes.
 fn test_gate() -> Option<std::path::PathBuf> {
-    gate_of(
-        std::env::var_os("FLOTILLA_TEST_HOOKS"),
-        std::env::var_os("FLOTILLA_TEST_HUB_WRITER_GATE"),
-    )
-}
-
-/// The gate, only when the hooks are on.
-fn gate_of(
-    hooks: Option<std::ffi::OsString>,
-    gate: Option<std::ffi::OsString>,
-) -> Option<std::path::PathBuf> {
-    gate.filter(|_| hooks.is_some_and(|h| h == "1"))
-        .map(Into::into)
+    flotilla_actors::test_hook::path("FLOTILLA_TEST_HUB_WRITER_GATE")
 }
 
 /// Waits until `gate` exists, a minute at most.

@@ -137,15 +137,3 @@ fn forwards_are_queued_in_order_under_their_seqs_and_share_commits() {
     let left = store.queued(&host, 0, 1000).expect("queued");
     assert_eq!(left.len(), count - 1);
 }
-
-#[test]
-fn the_writers_gate_is_a_test_hook_only() {
-    let gate = || Some(std::ffi::OsString::from("/tmp/gate"));
-    assert_eq!(gate_of(None, gate()), None, "hooks off: no gate");
-    assert_eq!(gate_of(Some("0".into()), gate()), None);
-    assert_eq!(gate_of(Some("1".into()), None), None);
-    assert_eq!(
-        gate_of(Some("1".into()), gate()),
-        Some(std::path::PathBuf::from("/tmp/gate"))
-    );
-}
