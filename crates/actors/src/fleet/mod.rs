@@ -28,6 +28,7 @@ pub mod run;
 pub mod service;
 pub mod steps;
 pub mod task;
+mod turns;
 mod walls;
 pub mod watch;
 

@@ -1,7 +1,10 @@
 #![allow(clippy::unwrap_used)]
 
+use std::time::Duration;
+
 use super::*;
 use crate::fleet::acceptance::Shortfall;
+use crate::fleet::budget::BudgetCard;
 
 pub(crate) struct Fixture {
     workers: Vec<String>,
