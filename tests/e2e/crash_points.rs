@@ -45,7 +45,14 @@ fn a_crash_after_the_store_before_the_acknowledgement_keeps_the_message_once() {
     home.ok(&["peer", "join", "b", "-g", "g"]);
     arm(&mut home, "h", "send.stored");
     let first = home.run(&["send", "--as", "a", "--to", "b", "--id", "m1", "once"]);
-    assert!(!first.status.success(), "no acknowledgement came");
+    assert_eq!(first.status.code(), Some(3), "no acknowledgement came");
+    let said = String::from_utf8_lossy(&first.stderr);
+    assert!(
+        said.contains("no flotilla daemon is running")
+            && said.contains("it may be stored already")
+            && said.contains("the same command with `--id m1`"),
+        "says the send may be stored and how to send it again once: {said}"
+    );
     crashed_then_restart(&mut home, "h");
     let again = home.json(&["send", "--as", "a", "--to", "b", "--id", "m1", "once"]);
     assert_eq!(

@@ -12,6 +12,7 @@ use flotilla_host::daemon::DaemonError;
 use flotilla_host::store_file::StoreFileError;
 use serde_json::json;
 
+use crate::commands::mail::SendInDoubt;
 use crate::output::{self, outln};
 
 /// Success.
@@ -77,6 +78,26 @@ pub(crate) fn control_code(e: &ControlError) -> u8 {
     }
 }
 
+/// The exit code, stable code name, hint and details of a client's error.
+fn client_code(e: &ClientError) -> (u8, &'static str, Option<String>, Option<serde_json::Value>) {
+    match e {
+        ClientError::NotRunning { .. } => (NOT_RUNNING, "not_running", None, None),
+        ClientError::Refused(c) => (
+            control_code(c),
+            c.code.as_str(),
+            c.hint.clone(),
+            c.details.as_deref().cloned(),
+        ),
+        ClientError::Connection(_) => (
+            UNAVAILABLE,
+            "connection_lost",
+            Some("retry; `flotilla host status` shows whether the daemon is up".into()),
+            None,
+        ),
+        _ => (FAILED, "failed", None, None),
+    }
+}
+
 /// The exit code, stable code name and hint of an error.
 fn classify(err: &anyhow::Error) -> (u8, &'static str, Option<String>, Option<serde_json::Value>) {
     for cause in err.chain() {
@@ -88,23 +109,12 @@ fn classify(err: &anyhow::Error) -> (u8, &'static str, Option<String>, Option<se
                 e.details.as_deref().cloned(),
             );
         }
+        if let Some(e) = cause.downcast_ref::<SendInDoubt>() {
+            let (code, name, _, details) = client_code(e.cause());
+            return (code, name, Some(e.hint()), details);
+        }
         if let Some(e) = cause.downcast_ref::<ClientError>() {
-            return match e {
-                ClientError::NotRunning { .. } => (NOT_RUNNING, "not_running", None, None),
-                ClientError::Refused(c) => (
-                    control_code(c),
-                    c.code.as_str(),
-                    c.hint.clone(),
-                    c.details.as_deref().cloned(),
-                ),
-                ClientError::Connection(_) => (
-                    UNAVAILABLE,
-                    "connection_lost",
-                    Some("retry; `flotilla host status` shows whether the daemon is up".into()),
-                    None,
-                ),
-                _ => (FAILED, "failed", None, None),
-            };
+            return client_code(e);
         }
         if let Some(e) = cause.downcast_ref::<DaemonError>() {
             return match e {

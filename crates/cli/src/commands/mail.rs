@@ -24,10 +24,35 @@ const RETRY_FOR: Duration = Duration::from_secs(15);
 
 /// Calls `op`, reconnecting and retrying transient failures for a while.
 pub(crate) async fn call_retrying<O: Op>(env: &Env, op: &O) -> Result<O::Reply> {
+    call_patiently(env, op).await.map_err(|(e, _)| e.into())
+}
+
+/// [`call_retrying`] for a send of message `id`: when a try handed the
+/// message to a daemon that then went away, the error says it may be
+/// stored and names the id to send it again with.
+async fn send_retrying<O: Op>(env: &Env, op: &O, id: &MessageId) -> Result<O::Reply> {
+    call_patiently(env, op)
+        .await
+        .map_err(|(source, handed)| match handed {
+            true => SendInDoubt {
+                id: id.clone(),
+                source,
+            }
+            .into(),
+            false => source.into(),
+        })
+}
+
+/// Calls `op`, retrying transient failures for [`RETRY_FOR`]; a failure
+/// comes with whether some try was sent and its connection then broke
+/// (the daemon may have done it).
+async fn call_patiently<O: Op>(env: &Env, op: &O) -> Result<O::Reply, (ClientError, bool)> {
     let deadline = tokio::time::Instant::now() + RETRY_FOR;
     let mut pause = Duration::from_millis(20);
+    let mut handed = false;
     loop {
         let attempt = async { ControlClient::connect(&env.home).await?.call(op).await }.await;
+        handed |= matches!(attempt, Err(ClientError::Connection(_)));
         match attempt {
             Ok(reply) => return Ok(reply),
             Err(e) if e.is_transient() && tokio::time::Instant::now() < deadline => {
@@ -35,8 +60,36 @@ pub(crate) async fn call_retrying<O: Op>(env: &Env, op: &O) -> Result<O::Reply> 
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_millis(500));
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err((e, handed)),
         }
+    }
+}
+
+/// A send handed to a daemon that went away before it answered: the
+/// message may be stored, and sending it again with the same id stores it
+/// once.
+#[derive(Debug, thiserror::Error)]
+#[error("{source}")]
+pub(crate) struct SendInDoubt {
+    id: MessageId,
+    #[source]
+    source: ClientError,
+}
+
+impl SendInDoubt {
+    /// Why it failed.
+    pub(crate) fn cause(&self) -> &ClientError {
+        &self.source
+    }
+
+    /// What to do next.
+    pub(crate) fn hint(&self) -> String {
+        format!(
+            "the daemon went away while it had this message, so it may be stored already; \
+             once a daemon runs (`flotilla up`), run the same command with `--id {}`: \
+             a message is stored once per id",
+            self.id
+        )
     }
 }
 
@@ -100,40 +153,43 @@ pub(crate) async fn send(env: &Env, args: SendArgs) -> Result<u8> {
         summary: args.summary,
         id: args.id,
     };
+    let id = message_id(&body)?;
     let op = protocol::SendArgs {
         as_peer: sender.clone(),
         to: args.to,
         summary: body.summary.clone(),
-        id: Some(message_id(&body)?),
+        id: Some(id.clone()),
         body: message_text(&body.message)?,
     };
-    print_sent(env, &sender, &call_retrying(env, &op).await?)?;
+    print_sent(env, &sender, &send_retrying(env, &op, &id).await?)?;
     Ok(OK)
 }
 
 pub(crate) async fn broadcast(env: &Env, args: BroadcastArgs) -> Result<u8> {
     let sender = PeerName::new(&args.sender.as_peer)?;
+    let id = message_id(&args.body)?;
     let op = protocol::BroadcastArgs {
         as_peer: sender.clone(),
         group: GroupName::new(&args.group)?,
         summary: args.body.summary.clone(),
-        id: Some(message_id(&args.body)?),
+        id: Some(id.clone()),
         body: message_text(&args.body.message)?,
     };
-    print_sent(env, &sender, &call_retrying(env, &op).await?)?;
+    print_sent(env, &sender, &send_retrying(env, &op, &id).await?)?;
     Ok(OK)
 }
 
 pub(crate) async fn reply(env: &Env, args: ReplyArgs) -> Result<u8> {
     let sender = PeerName::new(&args.sender.as_peer)?;
+    let id = message_id(&args.body)?;
     let op = protocol::ReplyArgs {
         as_peer: sender.clone(),
         to_message: MessageId::new(&args.to_message)?,
         summary: args.body.summary.clone(),
-        id: Some(message_id(&args.body)?),
+        id: Some(id.clone()),
         body: message_text(&args.body.message)?,
     };
-    print_sent(env, &sender, &call_retrying(env, &op).await?)?;
+    print_sent(env, &sender, &send_retrying(env, &op, &id).await?)?;
     Ok(OK)
 }
 
