@@ -11,8 +11,10 @@
 //! - `delivery.stored` (receiving host): it is in the inbox, the hub has
 //!   not heard so.
 //!
-//! And a sync of the write-ahead log that fails (`FLOTILLA_TEST_SYNC_FAIL`,
-//! a test hook): the daemon stops at once, before it acknowledges.
+//! A client whose daemon stays away says which messages may be stored and
+//! their ids, so a resend stores each once. And a sync of the write-ahead
+//! log that fails (`FLOTILLA_TEST_SYNC_FAIL`, a test hook): the daemon
+//! stops at once, before it acknowledges.
 
 use flotilla_tests::federation::{PATIENCE, wait_link};
 use flotilla_tests::{TestHome, wait_until};
@@ -60,6 +62,55 @@ fn a_crash_after_the_store_before_the_acknowledgement_keeps_the_message_once() {
         "the retry finds it stored: {again}"
     );
     assert_eq!(bodies(&inbox(&home, "b")), ["once"]);
+}
+
+/// The same crash under `send --batch`, with the daemon not back within
+/// the batch's patience: each line without an answer is refused
+/// `unavailable` (exit 7), says it may be stored and names the id it was
+/// given (`details.id`); the lines sent again with those ids are each
+/// stored once, in order.
+#[test]
+fn a_batch_whose_daemon_stays_away_names_each_unanswered_id_and_a_resend_stores_once() {
+    let mut home = TestHome::new();
+    home.spawn_daemon("h");
+    home.ok(&["peer", "join", "a", "-g", "g"]);
+    home.ok(&["peer", "join", "b", "-g", "g"]);
+    arm(&mut home, "h", "send.stored");
+    let lines: String = ["one", "two", "three"]
+        .iter()
+        .map(|body| format!("{{\"to\": \"b\", \"body\": \"{body}\"}}\n"))
+        .collect();
+    let out = home.run_with_stdin(
+        &["send", "--as", "a", "--batch", "--json"],
+        lines.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(7), "{out:?}");
+    let answers: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(answers.len(), 3, "one answer a line: {answers:?}");
+    let mut again = String::new();
+    for (answer, body) in answers.iter().zip(["one", "two", "three"]) {
+        let error = &answer["error"];
+        assert_eq!(answer["ok"], false, "{answer}");
+        assert_eq!(error["code"], "unavailable", "{answer}");
+        let id = error["details"]["id"]
+            .as_str()
+            .expect("the id it was given");
+        let said = format!("{} {}", error["message"], error["hint"]);
+        assert!(
+            said.contains("may be stored already") && said.contains(id),
+            "says it may be stored and names its id: {said}"
+        );
+        again.push_str(&format!(
+            "{{\"to\": \"b\", \"body\": \"{body}\", \"id\": \"{id}\"}}\n"
+        ));
+    }
+    crashed_then_restart(&mut home, "h");
+    let resent = home.run_with_stdin(&["send", "--as", "a", "--batch"], again.as_bytes());
+    assert!(resent.status.success(), "{resent:?}");
+    assert_eq!(bodies(&inbox(&home, "b")), ["one", "two", "three"]);
 }
 
 /// Crashes the sending host at `point` during a send of `id` to another

@@ -63,7 +63,8 @@ pub(crate) async fn pipelined(home: &Home, total: usize, to: &str) -> Result<f64
         Duration::from_secs(30),
         |_| {},
     )
-    .await?;
+    .await
+    .map_err(|unfinished| unfinished.error)?;
     let elapsed = start.elapsed();
     if let Some(Err(e)) = answers.iter().find(|a| a.is_err()) {
         anyhow::bail!("a pipelined send was refused: {e}");

@@ -6,15 +6,16 @@
 //! connection that breaks, or a daemon that restarts, only makes the
 //! client send the unanswered messages again, in order, and the daemon
 //! stores each once. Each message is answered on its own (one may be
-//! refused while the rest are sent).
+//! refused while the rest are sent). When the daemon stays away, each
+//! message left without an answer says it may be stored and names its id.
 
 use std::io::BufRead;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use flotilla_actors::names::{MessageId, PeerName};
-use flotilla_actors::protocol::{self, SendReply};
-use flotilla_host::client::{Answer, call_pipelined};
+use flotilla_actors::protocol::{self, ErrorCode, SendReply};
+use flotilla_host::client::{Answer, Unfinished, call_pipelined};
 use serde::{Deserialize, Serialize};
 
 use super::Env;
@@ -68,9 +69,45 @@ pub(crate) async fn send(env: &Env, sender: PeerName, in_flight: usize) -> Resul
             waiting.set_message(format!("sent {} of {total} message(s)", p.answered));
         }
     })
-    .await?;
+    .await;
     drop(waiting);
-    report(env, &sender, &lines, &answers)
+    let (answers, in_doubt) = match answers {
+        Ok(answers) => (answers, vec![false; total]),
+        Err(unfinished) => unanswered(unfinished, &ops),
+    };
+    report(env, &sender, &lines, &answers, &in_doubt)
+}
+
+/// The answers of a batch whose daemon went away and stayed away: each
+/// message without an answer is refused as `unavailable`, saying it may
+/// be stored and naming its id (`details.id`) to send it again with.
+/// Also says which of them had no answer.
+fn unanswered(
+    unfinished: Unfinished<SendReply>,
+    ops: &[protocol::SendArgs],
+) -> (Vec<Answer<SendReply>>, Vec<bool>) {
+    let why = unfinished.error.to_string();
+    let no_answer = |op: &protocol::SendArgs| {
+        let id = op.id.as_ref().map(ToString::to_string).unwrap_or_default();
+        protocol::ControlError::new(
+            ErrorCode::Unavailable,
+            format!("no answer, and this message may be stored already: {why}"),
+        )
+        .with_hint(format!(
+            "once a daemon runs (`flotilla up`), send it again with \"id\": \"{id}\": \
+             a message is stored once per id"
+        ))
+        .with_details(serde_json::json!({ "id": id }))
+    };
+    unfinished
+        .answers
+        .into_iter()
+        .zip(ops)
+        .map(|(answer, op)| match answer {
+            Some(answer) => (answer, false),
+            None => (Err(no_answer(op)), true),
+        })
+        .unzip()
 }
 
 /// The ops of every non-empty line of `input`, with the line numbers.
@@ -120,12 +157,17 @@ fn report(
     sender: &PeerName,
     lines: &[usize],
     answers: &[Answer<SendReply>],
+    in_doubt: &[bool],
 ) -> Result<u8> {
     let mut code = OK;
-    let mut refused = 0;
-    for (line, answer) in lines.iter().zip(answers) {
+    let (mut refused, mut doubtful) = (0, 0);
+    for ((line, answer), &doubt) in lines.iter().zip(answers).zip(in_doubt) {
         if let Err(e) = answer {
-            refused += 1;
+            if doubt {
+                doubtful += 1;
+            } else {
+                refused += 1;
+            }
             if code == OK {
                 code = control_code(e);
             }
@@ -135,7 +177,8 @@ fn report(
                     .as_deref()
                     .map(|h| format!(" ({h})"))
                     .unwrap_or_default();
-                eprintln!("line {line}: not sent: {}{hint}", e.message);
+                let what = if doubt { "" } else { "not sent: " };
+                eprintln!("line {line}: {what}{}{hint}", e.message);
             }
         }
         if env.json {
@@ -157,8 +200,12 @@ fn report(
         }
     }
     if !env.json {
-        let sent = answers.len() - refused;
-        outln!("sent {sent} message(s) as {sender}; {refused} not sent")?;
+        let sent = answers.len() - refused - doubtful;
+        let doubt = match doubtful {
+            0 => String::new(),
+            n => format!("; {n} without an answer (may be stored: send them again with their ids)"),
+        };
+        outln!("sent {sent} message(s) as {sender}; {refused} not sent{doubt}")?;
     }
     Ok(code)
 }

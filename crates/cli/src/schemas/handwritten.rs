@@ -219,10 +219,10 @@ fn send_batch() -> Schema {
             "ok": boolean("Whether the message was sent."),
             "result": {"type": "object", "description": "When sent: the acknowledgement, as `flotilla.send.v1` (`id`, `recipients`, `seq`, `sent_at`, `duplicate`, `remote`)."},
             "error": object_with_optional("When not sent: why, as the control protocol's error.", json!({
-                "code": string("Stable error code (`targets_refused`...)."),
+                "code": string("Stable error code (`targets_refused`...; `unavailable`: no answer came, the daemon stayed away, and the message may be stored already)."),
                 "message": string("What was wrong."),
                 "hint": string("What to do."),
-                "details": {"description": "More, by code."},
+                "details": {"description": "More, by code (`unavailable` without an answer: `{\"id\": ...}`, the id to send the message again with, so it is stored once)."},
             }), &["hint", "details"]),
         }),
         &["result", "error"],

@@ -115,4 +115,4 @@ impl ControlClient {
 }
 
 mod pipeline;
-pub use pipeline::{Answer, Progress, call_pipelined};
+pub use pipeline::{Answer, Progress, Unfinished, call_pipelined};

@@ -36,16 +36,28 @@ pub struct Progress {
     pub reconnects: u32,
 }
 
+/// A pipelined run that gave up: the daemon stayed unreachable with calls
+/// unanswered. Each of those may have been done (it may have been handed
+/// over before the connection broke).
+#[derive(Debug)]
+pub struct Unfinished<R> {
+    /// Why the last try failed.
+    pub error: ClientError,
+    /// The final answer of each call, in order; `None`: none came.
+    pub answers: Vec<Option<Answer<R>>>,
+}
+
 /// Makes every call of `ops`, at most `window` in flight, and returns the
 /// final answer of each, in order. Fails only when the daemon stays
-/// unreachable for `patience` with calls unanswered.
+/// unreachable for `patience` with calls unanswered, and then returns the
+/// answers that came.
 pub async fn call_pipelined<O: Op>(
     home: &Home,
     ops: &[O],
     window: usize,
     patience: Duration,
     mut progress: impl FnMut(Progress),
-) -> Result<Vec<Answer<O::Reply>>, ClientError> {
+) -> Result<Vec<Answer<O::Reply>>, Unfinished<O::Reply>> {
     let mut answers: Vec<Option<Answer<O::Reply>>> = (0..ops.len()).map(|_| None).collect();
     let mut state = Progress::default();
     let mut pause = Duration::from_millis(20);
@@ -77,9 +89,10 @@ pub async fn call_pipelined<O: Op>(
             pause = Duration::from_millis(20);
         }
         if tokio::time::Instant::now() >= deadline {
-            return Err(run
+            let error = run
                 .err()
-                .unwrap_or_else(|| ClientError::Refused(ControlError::unavailable("the daemon"))));
+                .unwrap_or_else(|| ClientError::Refused(ControlError::unavailable("the daemon")));
+            return Err(Unfinished { error, answers });
         }
         tracing::debug!(
             answered = state.answered,
