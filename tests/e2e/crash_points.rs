@@ -46,7 +46,9 @@ fn a_crash_after_the_store_before_the_acknowledgement_keeps_the_message_once() {
     home.ok(&["peer", "join", "a", "-g", "g"]);
     home.ok(&["peer", "join", "b", "-g", "g"]);
     arm(&mut home, "h", "send.stored");
-    let first = home.run(&["send", "--as", "a", "--to", "b", "--id", "m1", "once"]);
+    let first = home.run(&[
+        "send", "--as", "a", "--to", "b", "--id", "m1", "once", "--json",
+    ]);
     assert_eq!(first.status.code(), Some(3), "no acknowledgement came");
     let said = String::from_utf8_lossy(&first.stderr);
     assert!(
@@ -55,6 +57,9 @@ fn a_crash_after_the_store_before_the_acknowledgement_keeps_the_message_once() {
             && said.contains("the same command with `--id m1`"),
         "says the send may be stored and how to send it again once: {said}"
     );
+    let envelope: serde_json::Value = serde_json::from_slice(&first.stdout).expect("envelope");
+    assert_eq!(envelope["error"]["code"], "not_running", "{envelope}");
+    assert_eq!(envelope["error"]["details"]["id"], "m1", "{envelope}");
     crashed_then_restart(&mut home, "h");
     let again = home.json(&["send", "--as", "a", "--to", "b", "--id", "m1", "once"]);
     assert_eq!(

@@ -110,8 +110,8 @@ fn classify(err: &anyhow::Error) -> (u8, &'static str, Option<String>, Option<se
             );
         }
         if let Some(e) = cause.downcast_ref::<SendInDoubt>() {
-            let (code, name, _, details) = client_code(e.cause());
-            return (code, name, Some(e.hint()), details);
+            let (code, name, _, _) = client_code(e.cause());
+            return (code, name, Some(e.hint()), Some(json!({ "id": e.id() })));
         }
         if let Some(e) = cause.downcast_ref::<ClientError>() {
             return client_code(e);

@@ -82,6 +82,11 @@ impl SendInDoubt {
         &self.source
     }
 
+    /// The message's id, to send it again with.
+    pub(crate) fn id(&self) -> &str {
+        self.id.as_str()
+    }
+
     /// What to do next.
     pub(crate) fn hint(&self) -> String {
         format!(
