@@ -30,7 +30,7 @@ pub(crate) async fn call_retrying<O: Op>(env: &Env, op: &O) -> Result<O::Reply> 
 /// [`call_retrying`] for a send of message `id`: when a try handed the
 /// message to a daemon that then went away, the error says it may be
 /// stored and names the id to send it again with.
-async fn send_retrying<O: Op>(env: &Env, op: &O, id: &MessageId) -> Result<O::Reply> {
+pub(crate) async fn send_retrying<O: Op>(env: &Env, op: &O, id: &MessageId) -> Result<O::Reply> {
     call_patiently(env, op)
         .await
         .map_err(|(source, handed)| match handed {

@@ -17,7 +17,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::commands::Env;
-use crate::commands::mail::call_retrying;
+use crate::commands::mail::send_retrying;
 use crate::exit::CliError;
 
 /// Longest `wait_s` of `inbox`.
@@ -88,17 +88,18 @@ pub(crate) fn args<T: DeserializeOwned>(tool: &str, value: Value) -> Result<T> {
     })
 }
 
-fn message_id(id: Option<String>) -> Result<Option<MessageId>> {
-    Ok(Some(match id {
+fn message_id(id: Option<String>) -> Result<MessageId> {
+    Ok(match id {
         Some(id) => MessageId::new(&id)?,
         None => MessageId::generate(),
-    }))
+    })
 }
 
-/// Sends (retrying a daemon that restarts, with the same id) and reports
-/// where the message went.
-async fn sent<O: Op<Reply = SendReply>>(s: &Session, op: &O) -> Result<Done> {
-    let reply = call_retrying(&s.env, op).await?;
+/// Sends message `id` (retrying a daemon that restarts, with the same
+/// id; a daemon that went away with it is named as such, with the id to
+/// send it again with) and reports where the message went.
+async fn sent<O: Op<Reply = SendReply>>(s: &Session, op: &O, id: &MessageId) -> Result<Done> {
+    let reply = send_retrying(&s.env, op, id).await?;
     let to: Vec<String> = reply.recipients.iter().map(ToString::to_string).collect();
     let line = match to.is_empty() {
         true => format!("sent {}: nobody else is in that group yet", reply.id),
@@ -269,6 +270,7 @@ async fn list_peers(s: &Session, _: NoArgs) -> Result<Done> {
 }
 
 async fn send(s: &Session, a: SendIn) -> Result<Done> {
+    let id = message_id(a.id)?;
     let to = match a.to {
         Targets::One(t) => vec![t],
         Targets::Many(t) => t,
@@ -278,31 +280,33 @@ async fn send(s: &Session, a: SendIn) -> Result<Done> {
         to,
         summary: a.summary,
         body: a.body,
-        id: message_id(a.id)?,
+        id: Some(id.clone()),
     };
-    sent(s, &op).await
+    sent(s, &op, &id).await
 }
 
 async fn broadcast(s: &Session, a: BroadcastIn) -> Result<Done> {
+    let id = message_id(a.id)?;
     let op = BroadcastArgs {
         as_peer: s.need_me("broadcast")?,
         group: GroupName::explicit(&a.group)?,
         summary: a.summary,
         body: a.body,
-        id: message_id(a.id)?,
+        id: Some(id.clone()),
     };
-    sent(s, &op).await
+    sent(s, &op, &id).await
 }
 
 async fn reply(s: &Session, a: ReplyIn) -> Result<Done> {
+    let id = message_id(a.id)?;
     let op = ReplyArgs {
         as_peer: s.need_me("reply")?,
         to_message: MessageId::new(&a.to_message)?,
         summary: a.summary,
         body: a.body,
-        id: message_id(a.id)?,
+        id: Some(id.clone()),
     };
-    sent(s, &op).await
+    sent(s, &op, &id).await
 }
 
 async fn inbox(s: &Session, a: InboxIn) -> Result<Done> {
