@@ -54,7 +54,7 @@ fn a_crash_after_the_store_before_the_acknowledgement_keeps_the_message_once() {
     assert!(
         said.contains("no flotilla daemon is running")
             && said.contains("it may be stored already")
-            && said.contains("the same command with `--id m1`"),
+            && said.contains("send it again with its id `m1` (`--id m1`)"),
         "says the send may be stored and how to send it again once: {said}"
     );
     let envelope: serde_json::Value = serde_json::from_slice(&first.stdout).expect("envelope");

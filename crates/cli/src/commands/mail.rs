@@ -91,9 +91,9 @@ impl SendInDoubt {
     pub(crate) fn hint(&self) -> String {
         format!(
             "the daemon went away while it had this message, so it may be stored already; \
-             once a daemon runs (`flotilla up`), run the same command with `--id {}`: \
-             a message is stored once per id",
-            self.id
+             once a daemon runs (`flotilla up`), send it again with its id `{id}` \
+             (`--id {id}`): a message is stored once per id",
+            id = self.id
         )
     }
 }
