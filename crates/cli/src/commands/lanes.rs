@@ -3,19 +3,18 @@
 //! `attach` in `lane_step_in`). `run` and `wait` exit with the turn's
 //! status: 0 completed, 1 failed (or lost), 124 timed out, 130 interrupted.
 
-use std::io::Read;
 use std::time::Duration;
 
 use super::Env;
+use super::lane_args::{read_prompt, start_args};
 use super::lane_client::LaneClient;
-use crate::args::{LaneCli, LaneCommand, LaneResumeArgs, LaneStartArgs, PromptArgs};
+use crate::args::{LaneCli, LaneCommand, LaneResumeArgs, LaneStartArgs};
 use crate::exit::{CliError, OK};
 use crate::output::{self, outln};
-use anyhow::{Context, Result};
-use flotilla_actors::governance::ClaimId;
+use anyhow::Result;
 use flotilla_actors::lane::CliKind;
 use flotilla_actors::lane::events::{EventKind, LaneEvent};
-use flotilla_actors::names::{GroupName, HostName, PeerName};
+use flotilla_actors::names::{HostName, PeerName};
 use flotilla_actors::protocol::{
     self as p, LaneArchiveArgs, LaneDoctorArgs, LaneEventsArgs, LaneInterruptArgs, LaneListArgs,
     LaneStatusArgs, LaneView,
@@ -63,108 +62,6 @@ pub(crate) async fn run(env: &Env, cli: LaneCli) -> Result<u8> {
         LaneCommand::Doctor { cli } => doctor(env, &mut c, cli).await,
         LaneCommand::Attach(a) => super::lane_step_in::attach(env, &mut c, a).await,
     }
-}
-
-fn read_prompt(p: &PromptArgs) -> Result<String> {
-    if let Some(text) = &p.prompt {
-        return Ok(text.clone());
-    }
-    if let Some(file) = &p.prompt_file {
-        return std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read the prompt file {}", file.display()));
-    }
-    match p.stdin.as_deref() {
-        Some("-") => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("cannot read the prompt from stdin (it must be UTF-8)")?;
-            Ok(text)
-        }
-        Some(other) => Err(CliError::usage(
-            format!("unexpected argument {other:?}"),
-            "give the prompt with --prompt TEXT, --prompt-file F or `-` for stdin; put a command after --",
-        )),
-        None => Ok(String::new()),
-    }
-}
-
-fn parse_env(pairs: &[String]) -> Result<Vec<(String, String)>> {
-    pairs
-        .iter()
-        .map(|kv| match kv.split_once('=') {
-            Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
-            _ => Err(CliError::usage(
-                format!("--env {kv:?} is not K=V"),
-                "write --env NAME=value",
-            )),
-        })
-        .collect()
-}
-
-fn start_args(a: LaneStartArgs, remote: bool) -> Result<p::LaneStartArgs> {
-    let cli = a.cli;
-    let prompt = read_prompt(&a.prompt)?;
-    if prompt.trim().is_empty() && cli != CliKind::Exec {
-        return Err(CliError::usage(
-            "no prompt given",
-            "use --prompt TEXT, --prompt-file F, or `-` to read stdin",
-        ));
-    }
-    let name = match &a.name {
-        Some(n) => PeerName::new(n)?,
-        None => PeerName::new(&format!("{cli}-{}", &uuid_suffix()))?,
-    };
-    // A remote lane's directory is a path on its host (default: a fresh
-    // directory there), so it is not checked here.
-    let cwd = match (a.cd, remote) {
-        (Some(d), true) => Some(d),
-        (None, true) => None,
-        (Some(d), false) => Some(std::fs::canonicalize(&d).map_err(|e| {
-            CliError::usage(
-                format!(
-                    "-C {}: the working directory does not exist ({e})",
-                    d.display()
-                ),
-                "pass an existing directory with -C/--cd (create it first with mkdir -p)",
-            )
-        })?),
-        (None, false) => Some(std::env::current_dir()?),
-    };
-    Ok(p::LaneStartArgs {
-        name,
-        cli,
-        cwd: cwd.map(|d| d.display().to_string()),
-        model: a.model,
-        permissions: a.permissions,
-        timeout_secs: a.timeout,
-        persistent: a.persistent,
-        auto_archive_secs: (!a.no_auto_archive).then_some(a.auto_archive_after),
-        groups: a
-            .groups
-            .iter()
-            .map(|g| GroupName::explicit(g))
-            .collect::<Result<_, _>>()?,
-        inherit_groups: a.inherit_groups,
-        as_peer: a.as_peer.as_deref().map(PeerName::new).transpose()?,
-        owner: None,
-        env: parse_env(&a.env)?,
-        args: a.args,
-        restart_on_stall: a.restart_on_stall,
-        force: a.force,
-        claim: a
-            .claim
-            .as_deref()
-            .map(ClaimId::parse)
-            .transpose()
-            .map_err(|e| CliError::usage(e.to_string(), "flotilla claim list shows the ids"))?,
-        prompt,
-    })
-}
-
-fn uuid_suffix() -> String {
-    let id = flotilla_actors::names::MessageId::generate();
-    id.as_str()[id.as_str().len() - 6..].to_owned()
 }
 
 /// Schema id of `lane start|resume --json` without `--wait`.

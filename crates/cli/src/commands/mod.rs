@@ -23,6 +23,7 @@ pub(crate) use fleet_watch::RoomReply;
 mod hook;
 mod hub;
 mod integrations;
+mod lane_args;
 mod lane_attach;
 pub(crate) mod lane_client;
 mod lane_removal;
