@@ -29,6 +29,7 @@ pub mod readiness;
 pub mod record;
 pub mod sandbox;
 pub mod tier;
+mod tier_decision;
 pub mod verdict;
 
 pub use board::{Board, ClaimState, ClaimStatus, GateState};
