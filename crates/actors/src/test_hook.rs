@@ -16,7 +16,7 @@ pub fn path(var: &str) -> Option<PathBuf> {
 
 /// The hook's file given the two variables' values: only when the hooks
 /// are on.
-pub fn path_of(hooks: Option<OsString>, value: Option<OsString>) -> Option<PathBuf> {
+fn path_of(hooks: Option<OsString>, value: Option<OsString>) -> Option<PathBuf> {
     value
         .filter(|_| hooks.is_some_and(|h| h == "1"))
         .map(Into::into)
