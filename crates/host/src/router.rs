@@ -13,25 +13,25 @@
 use std::sync::Arc;
 
 use flotilla_actors::federation::stage;
-use flotilla_actors::model::{PeerRecord, Timestamp};
-use flotilla_actors::names::{GroupName, MessageId, PeerId, PeerName};
+use flotilla_actors::model::Timestamp;
+use flotilla_actors::names::{MessageId, PeerId, PeerName};
 use flotilla_actors::protocol::{
-    BroadcastArgs, ControlError, ErrorCode, InboxAckArgs, InboxAckReply, InboxReply, ReplyArgs,
-    SendArgs, SendReply,
+    BroadcastArgs, ControlError, InboxAckArgs, InboxAckReply, InboxReply, ReplyArgs, SendArgs,
+    SendReply,
 };
 use flotilla_actors::store::{AcceptOutcome, NewMessage, SeenRecord};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use serde_json::json;
 
 use crate::context::HostContext;
-use crate::registry::{RegistryMsg, not_registered, store_error};
+use crate::registry::store_error;
+
+mod admit;
+
+use admit::{Admitted, admit_broadcast, admit_reply, admit_send, sender};
 
 /// Most bytes of message bodies returned by one inbox read (at least one
 /// message is always returned).
 const FETCH_BUDGET: usize = 8 * 1024 * 1024;
-/// Longest summary, in bytes.
-const MAX_SUMMARY: usize = 256;
-
 type Reply<T> = RpcReplyPort<Result<T, ControlError>>;
 
 /// Messages of the router.
@@ -57,18 +57,6 @@ pub type RouterRef = ActorRef<RouterMsg>;
 /// The router actor.
 #[derive(Debug)]
 pub struct Router;
-
-/// A message admitted by the router, not yet on disk.
-#[derive(Debug)]
-struct Admitted {
-    sender: PeerRecord,
-    to: Vec<PeerId>,
-    group: Option<GroupName>,
-    summary: Option<String>,
-    body: String,
-    id: Option<MessageId>,
-    in_reply_to: Option<MessageId>,
-}
 
 impl Actor for Router {
     type Msg = RouterMsg;
@@ -114,176 +102,6 @@ impl Actor for Router {
             RouterMsg::Fail => panic!("router failed on request (test hook)"),
         }
         Ok(())
-    }
-}
-
-fn sender(ctx: &HostContext, name: &PeerName) -> Result<PeerRecord, ControlError> {
-    let id = PeerId::new(ctx.host.clone(), name.clone());
-    let record = ctx
-        .directory()
-        .get(&id)
-        .cloned()
-        .ok_or_else(|| not_registered(&id))?;
-    if let Some(registry) = ctx.children.registry() {
-        let _ = registry.cast(RegistryMsg::Touch(id));
-    }
-    Ok(record)
-}
-
-fn check_content(
-    ctx: &HostContext,
-    body: &str,
-    summary: &Option<String>,
-) -> Result<(), ControlError> {
-    let limit = ctx.config.max_message_bytes;
-    if body.len() > limit {
-        return Err(ControlError::new(
-            ErrorCode::TooLarge,
-            format!(
-                "message is {} bytes, over the limit of {limit} bytes",
-                body.len()
-            ),
-        )
-        .with_hint("split it into smaller messages, or raise max_message_bytes in config.toml")
-        .with_details(json!({"size": body.len(), "limit": limit})));
-    }
-    if body.is_empty() {
-        return Err(ControlError::new(ErrorCode::BadRequest, "message is empty")
-            .with_hint("give the text as an argument, or `-` to read it from stdin"));
-    }
-    if let Some(s) = summary
-        .as_deref()
-        .filter(|s| s.len() > MAX_SUMMARY || s.contains('\n'))
-    {
-        return Err(ControlError::new(
-            ErrorCode::BadRequest,
-            format!(
-                "summary must be one line of at most {MAX_SUMMARY} bytes; got {} bytes",
-                s.len()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-fn admit_send(ctx: &HostContext, args: SendArgs) -> Result<Admitted, ControlError> {
-    let sender = sender(ctx, &args.as_peer)?;
-    check_content(ctx, &args.body, &args.summary)?;
-    if args.to.is_empty() {
-        return Err(ControlError::new(ErrorCode::BadRequest, "no target given")
-            .with_hint("name at least one peer with --to"));
-    }
-    let to = ctx
-        .directory()
-        .admit_send(&sender, &args.to)
-        .map_err(|bad| {
-            let lines: Vec<String> = bad.iter().map(ToString::to_string).collect();
-            ControlError::new(
-                ErrorCode::TargetsRefused,
-                format!("nothing was sent; refused targets: {}", lines.join("; ")),
-            )
-            .with_hint(format!(
-                "`flotilla peers --as {}` lists who you can reach",
-                args.as_peer
-            ))
-            .with_details(json!({ "refused": bad }))
-        })?;
-    Ok(Admitted {
-        sender,
-        to,
-        group: None,
-        summary: args.summary,
-        body: args.body,
-        id: args.id,
-        in_reply_to: None,
-    })
-}
-
-fn admit_broadcast(ctx: &HostContext, args: BroadcastArgs) -> Result<Admitted, ControlError> {
-    let sender = sender(ctx, &args.as_peer)?;
-    check_content(ctx, &args.body, &args.summary)?;
-    let to = ctx
-        .directory()
-        .admit_broadcast(&sender, &args.group)
-        .map_err(|e| {
-            ControlError::new(ErrorCode::NotMember, format!("nothing was sent: {e}")).with_hint(
-                format!(
-                    "join it first: flotilla peer join {} -g {}",
-                    args.as_peer, args.group
-                ),
-            )
-        })?;
-    Ok(Admitted {
-        sender,
-        to,
-        group: Some(args.group),
-        summary: args.summary,
-        body: args.body,
-        id: args.id,
-        in_reply_to: None,
-    })
-}
-
-fn admit_reply(ctx: &HostContext, args: ReplyArgs) -> Result<Admitted, ControlError> {
-    let sender = sender(ctx, &args.as_peer)?;
-    check_content(ctx, &args.body, &args.summary)?;
-    let received = ctx
-        .store
-        .received(&sender.id, &args.to_message)
-        .map_err(store_error)?;
-    let original = original_of(received, &sender.id, &args.to_message, &args.as_peer)?;
-    let target = original.from.to_string();
-    let to = ctx
-        .directory()
-        .admit_send(&sender, &[target])
-        .map_err(|bad| {
-            let lines: Vec<String> = bad.iter().map(ToString::to_string).collect();
-            ControlError::new(
-                ErrorCode::TargetsRefused,
-                format!("nothing was sent: {}", lines.join("; ")),
-            )
-            .with_details(json!({ "refused": bad }))
-        })?;
-    Ok(Admitted {
-        sender,
-        to,
-        group: None,
-        summary: args.summary,
-        body: args.body,
-        id: args.id,
-        in_reply_to: Some(args.to_message),
-    })
-}
-
-/// The message a reply answers, among those with its id that the replier
-/// received: ids are chosen by senders, so two senders may have used the
-/// same one.
-fn original_of(
-    mut received: Vec<SeenRecord>,
-    reader: &PeerId,
-    id: &MessageId,
-    as_peer: &PeerName,
-) -> Result<SeenRecord, ControlError> {
-    match received.len() {
-        1 => Ok(received.remove(0)),
-        0 => Err(ControlError::new(
-            ErrorCode::NotFound,
-            format!("{reader} received no message with id {id}"),
-        )
-        .with_hint(format!(
-            "`flotilla inbox --as {as_peer} --peek` shows message ids"
-        ))),
-        _ => {
-            let from: Vec<String> = received.iter().map(|r| r.from.to_string()).collect();
-            Err(ControlError::new(
-                ErrorCode::Conflict,
-                format!(
-                    "{reader} received messages with id {id} from {}; a reply cannot tell which it answers",
-                    from.join(", ")
-                ),
-            )
-            .with_hint(format!("send to the sender instead: flotilla send --as {as_peer} --to PEER")))
-        }
     }
 }
 
