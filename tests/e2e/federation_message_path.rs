@@ -5,8 +5,8 @@
 
 use std::process::Stdio;
 
-use flotilla_tests::federation::{PATIENCE, host_home, hub_home, run_hub, wait_link};
-use flotilla_tests::{signal, stop_child, wait_until};
+use flotilla_tests::federation::{PATIENCE, Running, host_home, hub_home, run_hub, wait_link};
+use flotilla_tests::{TestHome, signal, stop_child, wait_until};
 
 use crate::federation::{
     bodies, collect, outbox_states, start, two_hosts, two_hosts_with, wait_visible,
@@ -188,4 +188,132 @@ fn issue_11_a_send_waiting_for_the_hubs_verdict_is_answered_when_the_link_drops(
     assert_eq!(reply["remote"][0]["state"], "accepted", "{reply}");
     signal(hub_pid, "CONT");
     assert_eq!(bodies(&collect(&work, "builder", 1)), ["frozen"]);
+}
+
+/// Starts a hub, `laptop` (its commit queue held by a gate: a test hook
+/// that holds each group which handed messages on before its commit, once
+/// applied, until `gate` exists) and `work`, with `lead` on laptop seeing
+/// `builder` on work. Returns the gate's path too.
+fn held_sender() -> (TestHome, Running, TestHome, TestHome, std::path::PathBuf) {
+    let (hub, addr) = hub_home();
+    let server = run_hub(&hub);
+    let mut laptop = host_home(&hub, "laptop", &addr);
+    let mut work = host_home(&hub, "work", &addr);
+    let gate = laptop.path().join("commit-gate");
+    let hook = (COMMIT_GATE.to_owned(), gate.display().to_string());
+    laptop.env.push(hook);
+    start(&mut laptop, "laptop");
+    start(&mut work, "work");
+    laptop.ok(&["peer", "join", "lead", "-g", "proj"]);
+    work.ok(&["peer", "join", "builder", "-g", "proj"]);
+    wait_visible(&laptop, "lead", "work/builder");
+    (hub, server, laptop, work, gate)
+}
+
+const COMMIT_GATE: &str = "FLOTILLA_TEST_COMMIT_GATE";
+
+/// Sends from laptop's lead to work's builder (`--json`, each body its
+/// id) until a send is held at the gate; returns it and the ids sent. A
+/// group that commits durably (at least one a second does) has nothing on
+/// disk before its commit, so it hands nothing on early and is not held:
+/// ten sends at most.
+fn send_until_held(
+    laptop: &TestHome,
+    gate: &std::path::Path,
+) -> (std::process::Child, Vec<String>) {
+    let held = gate.with_extension("held");
+    let mut ids = Vec::new();
+    for n in 0..10 {
+        let id = format!("m{n}");
+        let mut send = laptop
+            .command(&[
+                "send",
+                "--as",
+                "lead",
+                "--to",
+                "work/builder",
+                "--id",
+                &id,
+                "--json",
+                &id,
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("send");
+        ids.push(id);
+        wait_until("the send to be held or answered", PATIENCE, || {
+            held.exists() || matches!(send.try_wait(), Ok(Some(_)))
+        });
+        if held.exists() {
+            return (send, ids);
+        }
+        let out = send.wait_with_output().expect("send output");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    panic!("no send was held at the gate in ten");
+}
+
+/// Issue 11: a message for another host leaves its sender's host as soon
+/// as its group is applied, while the group commits and its log record
+/// syncs. With the sender's commit held, the recipient gets it; the
+/// sender is answered only once the commit goes on.
+#[test]
+fn issue_11_a_forward_leaves_before_its_senders_commit() {
+    let (_hub, mut server, laptop, work, gate) = held_sender();
+    let (mut send, ids) = send_until_held(&laptop, &gate);
+    assert_eq!(bodies(&collect(&work, "builder", ids.len())), ids);
+    assert!(
+        matches!(send.try_wait(), Ok(None)),
+        "the sender is not answered before its commit"
+    );
+    std::fs::write(&gate, "open").expect("open the gate");
+    wait_until("the send to be answered", PATIENCE, || {
+        matches!(send.try_wait(), Ok(Some(_)))
+    });
+    let out = send.wait_with_output().expect("send output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let reply: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(reply["remote"][0]["peer"], "work/builder", "{reply}");
+    assert_ne!(reply["remote"][0]["state"], "refused", "{reply}");
+    laptop.ok(&["send", "--as", "lead", "--to", "work/builder", "after"]);
+    assert_eq!(bodies(&collect(&work, "builder", 1)), ["after"]);
+    stop_child(&mut server);
+}
+
+/// Issue 11: the sender's daemon killed (`kill -9`) after its message
+/// left for the hub and before its commit: the log record written before
+/// the group was applied brings the message back at the next start, the
+/// link hands it on again, and the recipient has it once. The sender's
+/// client, retrying with the same id, is answered, though laptop does not
+/// know work's peers again yet when the retry comes.
+#[test]
+fn issue_11_a_sender_killed_between_its_forward_and_its_commit_delivers_once() {
+    let (_hub, mut server, mut laptop, work, gate) = held_sender();
+    let (send, ids) = send_until_held(&laptop, &gate);
+    assert_eq!(bodies(&collect(&work, "builder", ids.len())), ids);
+    laptop.kill_daemon();
+    laptop.env.retain(|(k, _)| k != COMMIT_GATE);
+    start(&mut laptop, "laptop");
+    let out = send.wait_with_output().expect("send output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the retry is answered: {stderr}");
+    let reply: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(reply["duplicate"], true, "stored before the kill: {reply}");
+    let delivered = vec!["work/builder=delivered"; ids.len()];
+    wait_until("every message to be delivered", PATIENCE, || {
+        outbox_states(&laptop, "lead") == delivered
+    });
+    laptop.ok(&["send", "--as", "lead", "--to", "work/builder", "after"]);
+    assert_eq!(
+        bodies(&collect(&work, "builder", 1)),
+        ["after"],
+        "nothing is delivered twice"
+    );
+    stop_child(&mut server);
 }

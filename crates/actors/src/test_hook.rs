@@ -1,10 +1,12 @@
 //! Test hooks that name a file: a variable the daemon or hub reads only
 //! when `FLOTILLA_TEST_HOOKS=1` is set too, so a hook left in a real
 //! environment does nothing. Owns that rule; what each hook does is its
-//! user's (the hub's writer gate, the log syncer's failure).
+//! user's (the host's commit gate, the hub's writer gate, the log
+//! syncer's failure).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// The file `var` names, when the test hooks are on.
 pub fn path(var: &str) -> Option<PathBuf> {
@@ -12,6 +14,20 @@ pub fn path(var: &str) -> Option<PathBuf> {
         std::env::var_os("FLOTILLA_TEST_HOOKS"),
         std::env::var_os(var),
     )
+}
+
+/// Holds the calling thread until `gate` exists, a minute at most: a
+/// gate hook (the host's commit gate, the hub's writer gate) lets a test
+/// hold a writer at one step and let it go. While it waits, `<gate>.held`
+/// exists, so the test knows something is held.
+pub fn wait_for_gate(gate: &Path) {
+    if !gate.exists() {
+        let _ = std::fs::write(gate.with_extension("held"), b"");
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !gate.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// The hook's file given the two variables' values: only when the hooks

@@ -149,7 +149,7 @@ impl QueueWriter {
                 let gate = test_gate();
                 while let Some(first) = rx.blocking_recv() {
                     if let Some(gate) = &gate {
-                        wait_for(gate);
+                        flotilla_actors::test_hook::wait_for_gate(gate);
                     }
                     let mut group = vec![first];
                     while group.len() < MAX_GROUP {
@@ -176,14 +176,6 @@ impl QueueWriter {
 /// hold the hub's queue writes.
 fn test_gate() -> Option<std::path::PathBuf> {
     flotilla_actors::test_hook::path("FLOTILLA_TEST_HUB_WRITER_GATE")
-}
-
-/// Waits until `gate` exists, a minute at most.
-fn wait_for(gate: &std::path::Path) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !gate.exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
 }
 
 /// Applies what of `group` may be tried, in one commit; the outcomes in

@@ -6,11 +6,13 @@ use std::collections::BTreeMap;
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
+use super::forward_feed::GroupFeed;
 use super::mail_tables::MailTables;
 use super::retention;
 use super::schema::{HOST_SEQ_KEY, INBOX, INBOX_DEPTH, MESSAGES, SEEN, table_names};
 use super::{Store, StoreError};
 use crate::codec;
+use crate::federation::Forward;
 use crate::model::{Message, Timestamp};
 use crate::names::{GroupName, MessageId, PeerId};
 
@@ -71,8 +73,15 @@ pub(crate) struct StoredMessage {
     pub(crate) pending: u32,
 }
 
-/// Accepts one message inside a write transaction, its tables open.
-pub(crate) fn accept(t: &mut MailTables<'_>, m: NewMessage) -> Result<AcceptOutcome, StoreError> {
+/// Accepts one message inside a write transaction, its tables open; a
+/// message for other hosts goes to `fed` (with its outbox position) as
+/// soon as it can no longer be refused, when the hub link takes forwards
+/// before the commit.
+pub(crate) fn accept(
+    t: &mut MailTables<'_>,
+    m: NewMessage,
+    fed: Option<&mut GroupFeed<'_>>,
+) -> Result<AcceptOutcome, StoreError> {
     let id = m.id.as_str().to_owned();
     if let Some(prev) = t.seen.get(id.as_str())? {
         let prev: SeenRecord = codec::decode(prev.value(), MESSAGE_LIMIT)?;
@@ -85,11 +94,9 @@ pub(crate) fn accept(t: &mut MailTables<'_>, m: NewMessage) -> Result<AcceptOutc
     }
     // Recipients on other hosts are the hub's to check; local ones must
     // still be registered.
-    let (local, remote): (Vec<&PeerId>, Vec<PeerId>) = {
-        let (l, r): (Vec<&PeerId>, Vec<&PeerId>) = m.to.iter().partition(|p| p.host == m.from.host);
-        (l, r.into_iter().cloned().collect())
-    };
-    for who in std::iter::once(&m.from).chain(local.iter().copied()) {
+    let (local, remote): (Vec<PeerId>, Vec<PeerId>) =
+        m.to.iter().cloned().partition(|p| p.host == m.from.host);
+    for who in std::iter::once(&m.from).chain(local.iter()) {
         if t.peers.get(who.to_string().as_str())?.is_none() {
             return Err(StoreError::Rejected(format!(
                 "{who} is no longer registered"
@@ -99,6 +106,8 @@ pub(crate) fn accept(t: &mut MailTables<'_>, m: NewMessage) -> Result<AcceptOutc
     if !remote.is_empty() {
         super::outbox::check_room(t, &m.outbox_room, m.body.len())?;
     }
+    // Every rule is checked: from here on only a storage failure, which
+    // fails the whole group, stops the message.
     let seq = bump(&mut t.sender_seq, &m.from.to_string())?;
     let record = SeenRecord {
         from: m.from.clone(),
@@ -106,10 +115,32 @@ pub(crate) fn accept(t: &mut MailTables<'_>, m: NewMessage) -> Result<AcceptOutc
         seq,
         sent_at: m.sent_at,
     };
+    let message = Message {
+        id: m.id,
+        from: m.from,
+        to: m.to,
+        group: m.group,
+        summary: m.summary,
+        body: m.body,
+        sent_at: m.sent_at,
+        seq,
+        in_reply_to: m.in_reply_to,
+    };
+    let out_seq = super::outbox::take_position(t, &remote)?;
+    if let (Some(fed), Some(pos)) = (fed, out_seq) {
+        let to = remote.clone();
+        fed.push(
+            pos,
+            Forward {
+                message: message.clone(),
+                to,
+            },
+        );
+    }
     t.seen
         .insert(id.as_str(), codec::encode(&record)?.as_slice())?;
     retention::remembered(t, id.as_str(), "", retention::IDS_KEEP)?;
-    if !m.to.is_empty() {
+    if !message.to.is_empty() {
         if !local.is_empty() {
             let host_seq = bump(&mut t.meta, HOST_SEQ_KEY)?;
             for r in &local {
@@ -119,18 +150,7 @@ pub(crate) fn accept(t: &mut MailTables<'_>, m: NewMessage) -> Result<AcceptOutc
             }
         }
         let pending = local.len() as u32 + u32::from(!remote.is_empty());
-        let message = Message {
-            id: m.id,
-            from: m.from,
-            to: m.to,
-            group: m.group,
-            summary: m.summary,
-            body: m.body,
-            sent_at: m.sent_at,
-            seq,
-            in_reply_to: m.in_reply_to,
-        };
-        super::outbox::record_sent(t, &message, &remote)?;
+        super::outbox::record_sent(t, &message, &remote, out_seq)?;
         let bytes = codec::encode(&StoredMessage { message, pending })?;
         t.messages.insert(id.as_str(), bytes.as_slice())?;
     }

@@ -9,6 +9,7 @@
 pub mod commit;
 mod commit_link;
 mod fleets;
+pub mod forward_feed;
 mod lanes;
 mod logged;
 mod mail;

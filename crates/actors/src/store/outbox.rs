@@ -138,22 +138,33 @@ pub struct OutboxEntry {
     pub out_seq: Option<u64>,
 }
 
+/// The next position in the queue for the hub, taken now, when a message
+/// has `remote` recipients.
+pub(crate) fn take_position(
+    t: &mut MailTables<'_>,
+    remote: &[PeerId],
+) -> Result<Option<u64>, StoreError> {
+    if remote.is_empty() {
+        return Ok(None);
+    }
+    let next = t.meta.get(OUT_SEQ_KEY)?.map(|v| v.value()).unwrap_or(0) + 1;
+    t.meta.insert(OUT_SEQ_KEY, next)?;
+    Ok(Some(next))
+}
+
 /// Records a newly accepted message in its sender's outbox; `remote`
-/// recipients are queued for the hub (the message's body stays held).
+/// recipients are queued for the hub at `out_seq` (from [`take_position`];
+/// the message's body stays held).
 pub(crate) fn record_sent(
     t: &mut MailTables<'_>,
     message: &Message,
     remote: &[PeerId],
+    out_seq: Option<u64>,
 ) -> Result<(), StoreError> {
-    let out_seq = if remote.is_empty() {
-        None
-    } else {
-        let next = t.meta.get(OUT_SEQ_KEY)?.map(|v| v.value()).unwrap_or(0) + 1;
-        t.meta.insert(OUT_SEQ_KEY, next)?;
-        t.outbox.insert(next, message.id.as_str())?;
+    if let Some(pos) = out_seq {
+        t.outbox.insert(pos, message.id.as_str())?;
         add_out_bytes(&mut t.meta, message.body.len() as i64)?;
-        Some(next)
-    };
+    }
     let recipients = message
         .to
         .iter()

@@ -169,3 +169,37 @@ async fn issue_13_an_entry_whose_receipt_never_came_is_pruned_after_thirty_days(
     q.accept(later).await.expect("later");
     assert_eq!(store.outbox_entry(&lost).expect("entry"), None, "pruned");
 }
+
+/// Issue 11: what a group hands the hub link before its commit is what the
+/// outbox then holds, at the same positions; a local message hands nothing
+/// on. (A group that commits durably, at least one a second, has nothing on
+/// disk before its commit and hands nothing on early: the link reads those
+/// from the outbox.)
+#[tokio::test]
+async fn issue_11_what_the_feed_hands_on_is_what_the_outbox_holds() {
+    use super::forward_feed::Next;
+    let (_d, store, q) = fixture().await;
+    let feed = q.forward_feed();
+    let _ready = feed.open();
+    for n in 1..=5 {
+        let m = msg(&format!("m{n}"), "h/a", &["w/x", "h/b"]);
+        q.accept(m).await.expect("accept");
+    }
+    q.accept(msg("local", "h/a", &["h/b"]))
+        .await
+        .expect("local");
+    let stored = store.pending_forwards(&host(), 0, 10).expect("pending");
+    let positions: Vec<u64> = stored.iter().map(|(pos, _)| *pos).collect();
+    assert_eq!(positions, [1, 2, 3, 4, 5]);
+    let mut after = 0;
+    let fed = loop {
+        match feed.next(&mut after, 10) {
+            Next::Forwards(fed) => break fed,
+            Next::ReadStore if after < 5 => after += 1,
+            Next::ReadStore => panic!("nothing was handed on early"),
+        }
+    };
+    assert!(!fed.is_empty(), "the logged groups hand on");
+    assert_eq!(fed, stored[after as usize..], "as the outbox holds them");
+    assert_eq!(fed[0].1.to, [PeerId::parse("w/x").expect("x")]);
+}

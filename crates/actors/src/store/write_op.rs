@@ -5,6 +5,7 @@
 //! of each write live with its tables (`mail`, `received`, `outbox`,
 //! `peers`, `lanes`, `fleets`).
 
+use super::forward_feed::GroupFeed;
 use super::lanes::{self, LaneWrite};
 use super::mail::{self, AcceptOutcome, NewMessage};
 use super::mail_tables::MailTables;
@@ -132,11 +133,21 @@ pub(super) fn apply<'t>(
     mail: &mut Option<MailTables<'t>>,
     op: WriteOp,
 ) -> Result<WriteDone, StoreError> {
+    apply_feeding(txn, mail, op, None)
+}
+
+/// [`apply`], adding what an acceptance queues for the hub to `fed`.
+pub(super) fn apply_feeding<'t>(
+    txn: &'t redb::WriteTransaction,
+    mail: &mut Option<MailTables<'t>>,
+    op: WriteOp,
+    fed: Option<&mut GroupFeed<'_>>,
+) -> Result<WriteDone, StoreError> {
     if !matches!(op, WriteOp::Accept(_) | WriteOp::AcceptDelivery(_)) {
         *mail = None;
     }
     match op {
-        WriteOp::Accept(m) => mail::accept(opened(txn, mail)?, m).map(WriteDone::Accepted),
+        WriteOp::Accept(m) => mail::accept(opened(txn, mail)?, m, fed).map(WriteDone::Accepted),
         WriteOp::Ack { peer, ids } => mail::ack(txn, &peer, &ids).map(WriteDone::Count),
         WriteOp::PutPeer(p) => peers::put_peer(txn, &p).map(|()| WriteDone::Nothing),
         WriteOp::RemovePeer { id, force } => {

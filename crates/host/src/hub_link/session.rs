@@ -27,6 +27,8 @@ use crate::context::HostContext;
 use crate::remote_lanes::OutgoingCall;
 use crate::remote_lanes::{CallEnd, end_calls};
 
+mod forwards;
+
 /// Messages handed to the hub and not yet answered, at most.
 const WINDOW: usize = 256;
 
@@ -86,6 +88,8 @@ pub(super) async fn run(
     // acceptance adds to the outbox, so other commits (deliveries stored,
     // inboxes read) do not make the link read it again.
     let mut forwards = ctx.commit.forwards_ready();
+    // Sooner still: as soon as their group is applied (`forward_feed`).
+    let mut fed = ctx.commit.forward_feed().open();
     let mut ticker = tokio::time::interval(liveness.interval());
     let ended = async {
         let reset = link.roster.reset(&ctx.host, &ctx.directory());
@@ -106,6 +110,7 @@ pub(super) async fn run(
                     }
                 }
                 Ok(()) = forwards.changed() => link.pump().await?,
+                Ok(()) = fed.changed() => link.pump().await?,
                 () = resend_at(link.resend.due_at()), if link.inflight == 0 => {
                     link.resend_if_due().await?;
                 }
@@ -126,6 +131,7 @@ pub(super) async fn run(
     }
     .await;
     reader.abort();
+    ctx.commit.forward_feed().close();
     ctx.hub_calls.send_replace(None);
     end_calls(&connection, &mut link.calls, &mut calls);
     match ended {
@@ -217,76 +223,6 @@ impl Link<'_> {
         call.call = self.last_call;
         self.calls.insert(call.call, (out.reply, received));
         self.write(Frame::LaneCall(call)).await
-    }
-
-    /// Once a resend is due and every forward is answered, hands the hub
-    /// the whole outbox again from its start (what it refused for now is
-    /// still there, in order).
-    async fn resend_if_due(&mut self) -> Result<(), String> {
-        if self
-            .resend
-            .take_due(std::time::Instant::now(), self.inflight)
-        {
-            tracing::info!("sending the messages the hub could not store again");
-            self.forwarded_to = 0;
-            self.pump().await?;
-        }
-        Ok(())
-    }
-
-    /// Drops a stored message whose frame could never be written (an older
-    /// release accepted it), as if the hub had refused it.
-    async fn drop_unsendable(
-        &mut self,
-        forward: flotilla_actors::federation::Forward,
-        outcome: ForwardOutcome,
-    ) -> Result<(), String> {
-        tracing::warn!(id = %forward.message.id, "a message too large for the hub link is dropped");
-        let stored = self
-            .ctx
-            .commit
-            .submit_forwarded(forward.message.id, outcome)
-            .await
-            .map_err(|e| format!("cannot store: {e}"))?;
-        self.after(async move { stored.await.map(|()| None) });
-        Ok(())
-    }
-
-    /// Hands the hub the messages waiting for it, in order, up to the
-    /// window, each batch after any change of this host's peers (so the
-    /// hub knows every sender first).
-    async fn pump(&mut self) -> Result<(), String> {
-        if self.inflight > 0 && self.resend.is_due(std::time::Instant::now()) {
-            return Ok(());
-        }
-        while self.inflight < WINDOW {
-            let batch = self
-                .ctx
-                .store
-                .pending_forwards(&self.ctx.host, self.forwarded_to, WINDOW - self.inflight)
-                .map_err(|e| format!("cannot read the outbox: {e}"))?;
-            if batch.is_empty() {
-                return Ok(());
-            }
-            let last = batch.last().map(|(pos, _)| *pos);
-            let mut forwards = Vec::with_capacity(batch.len());
-            for (_, forward) in batch {
-                match crate::frame_fit::unsendable(&forward) {
-                    None => forwards.push(forward),
-                    Some(outcome) => self.drop_unsendable(forward, outcome).await?,
-                }
-            }
-            let count = forwards.len();
-            let frames = self
-                .roster
-                .lead(&self.ctx.host, &self.ctx.directory(), forwards);
-            for frame in frames {
-                self.write(frame).await?;
-            }
-            self.forwarded_to = last.unwrap_or(self.forwarded_to);
-            self.inflight += count;
-        }
-        Ok(())
     }
 
     async fn on_frame(
