@@ -15,6 +15,7 @@ mod logged;
 mod mail;
 mod mail_tables;
 mod outbox;
+mod outbox_reads;
 mod outbox_verdict;
 mod peers;
 mod received;
