@@ -15,12 +15,14 @@ use flotilla_actors::model::{PeerKind, PeerRecord, Timestamp};
 use flotilla_actors::names::{NameError, PeerId, PeerName};
 use flotilla_actors::protocol::{
     ControlError, ErrorCode, PeerJoinArgs, PeerLeaveArgs, PeerLeaveReply, PeerRenameArgs, PeerView,
-    PeersArgs, PeersReply, RosterPeer, RosterReply, SessionEvidence,
+    PeersArgs, PeersReply, RosterReply, SessionEvidence,
 };
 use flotilla_actors::store::StoreError;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 use crate::context::HostContext;
+
+mod views;
 
 /// A peer counts as `active` when seen this recently.
 const ACTIVE_WINDOW: Duration = Duration::from_secs(300);
@@ -297,87 +299,6 @@ impl RegistryState {
         self.move_session(&args.old, &args.new);
         self.republish()?;
         Ok(self.view(&renamed, None))
-    }
-
-    fn peers(&mut self, args: PeersArgs) -> Result<PeersReply, ControlError> {
-        let viewer = self.lookup(&args.as_peer)?;
-        self.touch(viewer.id.clone());
-        let directory = self.ctx.directory();
-        let peers = directory
-            .visible_to(&viewer)
-            .map(|p| self.view(p, Some(&viewer)))
-            .collect();
-        Ok(PeersReply {
-            schema: "flotilla.peers.v1".into(),
-            viewer: viewer.id,
-            peers,
-        })
-    }
-
-    fn roster(&self, all: bool) -> Result<RosterReply, ControlError> {
-        let depths = self.ctx.store.inbox_depths().map_err(store_error)?;
-        let directory = self.ctx.directory();
-        let peers = directory
-            .iter()
-            .filter(|p| all || self.ctx.is_local(&p.id))
-            .map(|p| {
-                let view = self.view(p, None);
-                RosterPeer {
-                    inbox_depth: depths.get(&p.id.to_string()).copied().unwrap_or(0),
-                    id: view.id,
-                    product: view.product,
-                    kind: view.kind,
-                    groups: view.groups,
-                    state: view.state,
-                    last_seen: view.last_seen,
-                    delivery: view.delivery,
-                }
-            })
-            .collect();
-        Ok(RosterReply {
-            schema: "flotilla.roster.v1".into(),
-            host: self.ctx.host.clone(),
-            generated_at: Timestamp::now(),
-            peers,
-            lanes: Vec::new(),
-        })
-    }
-
-    /// A peer as shown; with a viewer, only the groups they share.
-    pub(crate) fn view(&self, p: &PeerRecord, viewer: Option<&PeerRecord>) -> PeerView {
-        let last_seen = self.last_seen.get(&p.id).copied();
-        let active = last_seen.is_some_and(|t| t.until(Timestamp::now()) < ACTIVE_WINDOW);
-        PeerView {
-            id: p.id.clone(),
-            kind: p.kind,
-            product: p.product.clone(),
-            groups: p
-                .memberships()
-                .filter(|g| viewer.is_none_or(|v| v.is_member(g)))
-                .collect(),
-            state: if !self.ctx.is_local(&p.id) {
-                let online = self
-                    .ctx
-                    .remote
-                    .read()
-                    .is_ok_and(|r| r.get(&p.id).is_some_and(|r| r.online));
-                if online { "online" } else { "offline" }
-            } else if self.ctx.is_waiting(&p.id) {
-                "waiting"
-            } else if active {
-                "active"
-            } else {
-                "idle"
-            }
-            .into(),
-            last_seen,
-            delivery: self
-                .ctx
-                .is_local(&p.id)
-                .then(|| self.sessions.get(&p.id.name))
-                .flatten()
-                .map(|s| s.delivery.clone()),
-        }
     }
 
     pub(crate) fn touch(&mut self, id: PeerId) {
