@@ -15,6 +15,8 @@ use std::time::Duration;
 
 use flotilla_actors::governance::record::{RECORDS_REF, Record, RecordError};
 
+mod remote;
+
 /// Deadline of one local git command.
 const LOCAL: Duration = Duration::from_secs(60);
 /// Deadline of a push or fetch.
@@ -315,45 +317,11 @@ impl Git {
         self.run(&["update-ref", &full, new, old]).await.map(drop)
     }
 
-    /// The URL of remote `name`.
-    pub async fn remote_url(&self, name: &str) -> Result<String, GitError> {
-        self.run(&["remote", "get-url", name]).await
-    }
-
     /// The commits in `base..head`, oldest first.
     pub async fn commits(&self, base: &str, head: &str) -> Result<Vec<String>, GitError> {
         let range = format!("{base}..{head}");
         let out = self.run(&["rev-list", "--reverse", &range]).await?;
         Ok(out.lines().map(str::to_owned).collect())
-    }
-
-    /// Pushes `branch` to `remote` (forced only if it moves along).
-    pub async fn push_branch(&self, remote: &str, branch: &str) -> Result<(), GitError> {
-        let spec = format!("refs/heads/{branch}:refs/heads/{branch}");
-        self.run_env(&["push", "--quiet", remote, &spec], &[], NETWORK)
-            .await
-            .map(drop)
-    }
-
-    /// Whether the repository has a remote of that name.
-    pub async fn has_remote(&self, name: &str) -> Result<bool, GitError> {
-        Ok(self.run(&["remote"]).await?.lines().any(|r| r == name))
-    }
-
-    /// Pushes the records' ref to `remote`.
-    pub async fn push_records(&self, remote: &str) -> Result<(), GitError> {
-        let spec = format!("{RECORDS_REF}:{RECORDS_REF}");
-        self.run_env(&["push", "--quiet", remote, &spec], &[], NETWORK)
-            .await
-            .map(drop)
-    }
-
-    /// Fetches every `refs/flotilla/` ref from `remote`.
-    pub async fn fetch_records(&self, remote: &str) -> Result<(), GitError> {
-        let spec = "+refs/flotilla/*:refs/flotilla/*";
-        self.run_env(&["fetch", "--quiet", remote, spec], &[], NETWORK)
-            .await
-            .map(drop)
     }
 
     async fn run(&self, args: &[&str]) -> Result<String, GitError> {
