@@ -106,8 +106,8 @@ impl CommitQueue {
         self.forwards.clone()
     }
 
-    /// Messages for the hub handed on as soon as their group is applied,
-    /// before it commits (see `forward_feed`).
+    /// Messages for the hub handed on as soon as they are accepted,
+    /// before their group commits (see `forward_feed`).
     pub fn forward_feed(&self) -> &ForwardFeed {
         &self.feed
     }

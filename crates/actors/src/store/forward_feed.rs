@@ -1,7 +1,9 @@
 //! Messages for the hub, handed from the commit queue's writer to the hub
-//! link as soon as their group is applied, before its redb commit and
-//! while its log record syncs, so a forward does not wait for the commit,
-//! the link's wake after it and a read of the outbox.
+//! link as soon as their acceptance can no longer be refused (the group's
+//! first at once, the rest once the group is applied), before the redb
+//! commit and while the log record syncs, so a forward does not wait for
+//! the apply, the commit, the link's wake after it and a read of the
+//! outbox. Only a group whose log record is written hands on.
 //!
 //! Owns only that hand-over. The outbox in the store stays the record the
 //! link falls back to: after a link starts again, after a resend, or when

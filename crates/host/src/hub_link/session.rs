@@ -88,7 +88,7 @@ pub(super) async fn run(
     // acceptance adds to the outbox, so other commits (deliveries stored,
     // inboxes read) do not make the link read it again.
     let mut forwards = ctx.commit.forwards_ready();
-    // Sooner still: as soon as their group is applied (`forward_feed`).
+    // Sooner still: as soon as they are accepted (`forward_feed`).
     let mut fed = ctx.commit.forward_feed().open();
     let mut ticker = tokio::time::interval(liveness.interval());
     let ended = async {
