@@ -317,3 +317,27 @@ fn issue_11_a_sender_killed_between_its_forward_and_its_commit_delivers_once() {
     );
     stop_child(&mut server);
 }
+
+/// Issue 11: a client whose answer was lost sends its message again with
+/// the same id. When the recipient has left meanwhile, the retry is still
+/// answered as the duplicate it is, with the recipients it had (before, it
+/// was refused "no such peer" though the message was stored and
+/// delivered); a new message to the peer that left is refused.
+#[test]
+fn issue_11_a_retry_of_a_stored_message_is_answered_after_its_recipient_left() {
+    let (_hub, mut server, laptop, work) = two_hosts("");
+    let to = ["send", "--as", "lead", "--to", "work/builder"];
+    laptop.ok(&[&to[..], &["--id", "r1", "first"]].concat());
+    assert_eq!(bodies(&collect(&work, "builder", 1)), ["first"]);
+    work.ok(&["peer", "leave", "builder", "--force"]);
+    wait_until("builder to vanish from lead's view", PATIENCE, || {
+        let peers = laptop.json(&["peers", "--as", "lead"]).to_string();
+        !peers.contains("work/builder")
+    });
+    let fresh = laptop.run(&[&to[..], &["--id", "r2", "second"]].concat());
+    assert_eq!(fresh.status.code(), Some(5), "refused: {fresh:?}");
+    let retry = laptop.json(&[&to[..], &["--id", "r1", "first"]].concat());
+    assert_eq!(retry["duplicate"], true, "{retry}");
+    assert_eq!(retry["recipients"][0], "work/builder", "{retry}");
+    stop_child(&mut server);
+}

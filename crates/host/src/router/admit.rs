@@ -1,9 +1,8 @@
 //! What the router admits: the sender registered here, the content within
 //! its limits, and every target reachable now (all or nothing); and a
 //! retry of a message its sender has stored already, whatever the
-//! directory says now (after a restart the peers of other hosts are known
-//! again only once the hub has sent them, and the message is the hub's to
-//! carry already).
+//! directory says now (its recipient may have left since: the message is
+//! stored, and its fate is the outbox's to tell).
 //!
 //! Pure checks against the directory and the store's reads; must not
 //! write (the commit queue does) or answer the client (the router does).
