@@ -341,3 +341,34 @@ fn issue_11_a_retry_of_a_stored_message_is_answered_after_its_recipient_left() {
     assert_eq!(retry["recipients"][0], "work/builder", "{retry}");
     stop_child(&mut server);
 }
+
+/// A message larger than the log takes (over 64 KiB) commits durably and
+/// is handed to the hub from the outbox after its commit, not from the
+/// writer's feed. Sent after one that went through the feed, it used to
+/// wait for the next message accepted on its host: the link took the last
+/// position fed for the outbox's end. With nothing more sent it never left
+/// (four senders all waiting on such a group stalled for the five seconds
+/// of their wait for the hub's verdict). Now it is delivered on its own.
+#[test]
+fn issue_11_a_large_message_after_a_fed_one_leaves_without_another_send() {
+    let (_hub, mut server, laptop, work, gate) = held_sender();
+    let (send, ids) = send_until_held(&laptop, &gate);
+    std::fs::write(&gate, "open").expect("open the gate");
+    let out = send.wait_with_output().expect("send output");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(bodies(&collect(&work, "builder", ids.len())), ids);
+    let large = "L".repeat(80 * 1024);
+    laptop.ok(&["send", "--as", "lead", "--to", "work/builder", &large]);
+    let got = bodies(&collect(&work, "builder", 1));
+    assert_eq!(got.len(), 1, "only the large message");
+    assert_eq!(
+        got[0].len(),
+        large.len(),
+        "delivered whole, with no other send"
+    );
+    stop_child(&mut server);
+}

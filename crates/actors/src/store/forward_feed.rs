@@ -89,6 +89,14 @@ impl ForwardFeed {
         }
     }
 
+    /// The writer gives outbox positions to a group that feeds nothing (it
+    /// commits durably, and the link reads it from the outbox once it
+    /// has): what was fed last no longer tells the link it has everything,
+    /// so it reads the outbox when the feed holds nothing more.
+    pub(super) fn passed_over(&self) {
+        self.state().passed_over();
+    }
+
     /// The group that was given positions from `first` on failed.
     pub(super) fn rewind(&self, first: u64) {
         if self.state().rewind(first) {
@@ -178,6 +186,10 @@ impl FeedState {
             self.pop();
         }
         true
+    }
+
+    fn passed_over(&mut self) {
+        self.last_fed = None;
     }
 
     fn rewind(&mut self, first: u64) -> bool {

@@ -82,6 +82,30 @@ fn a_link_behind_the_feed_reads_the_store_until_it_catches_up() {
     assert_eq!(positions(s.next(&mut 4, 10)), vec![5, 6]);
 }
 
+/// A group that commits durably takes outbox positions without feeding
+/// them. Before, the link woken by its commit found the feed empty and its
+/// position at the last one fed, took that for the outbox's end, and the
+/// message waited for the next acceptance: with nothing more sent (four
+/// senders all waiting for it, or one large message), five seconds, until
+/// the senders' wait for the hub's verdict ran out.
+#[test]
+fn positions_given_without_feeding_send_the_link_to_the_store() {
+    let mut s = open();
+    s.feed(fed(5..=5));
+    let mut after = 4;
+    assert_eq!(positions(s.next(&mut after, 10)), vec![5]);
+    after = 5;
+    s.passed_over(); // position 6, committed durably
+    assert_eq!(s.next(&mut after, 10), Next::ReadStore);
+    // What is fed after it still waits for the store's part first.
+    s.feed(fed(7..=7));
+    assert_eq!(s.next(&mut after, 10), Next::ReadStore);
+    after = 6;
+    assert_eq!(positions(s.next(&mut after, 10)), vec![7]);
+    after = 7;
+    assert_eq!(positions(s.next(&mut after, 10)), Vec::<u64>::new());
+}
+
 #[test]
 fn what_the_link_is_past_is_dropped_and_a_gap_sends_it_to_the_store() {
     let mut s = open();

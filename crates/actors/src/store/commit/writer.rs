@@ -206,6 +206,12 @@ impl Writer {
         // of the daemon replays it. A durable group has nothing on disk
         // before its commit.
         let early = accepts && !pending.durable() && self.feed.is_open();
+        if accepts && !early {
+            // Else the link, woken by this commit, would take the feed's
+            // last position for the outbox's end and wait for the next
+            // acceptance to hand these on.
+            self.feed.passed_over();
+        }
         let mut fed = early.then(|| GroupFeed::new(&self.feed));
         for (op, reply) in group {
             if fatal.is_some() {
