@@ -108,7 +108,11 @@ impl Writer {
 
     fn commit_group(&self, group: Vec<(WriteOp, Reply)>) {
         let mail_changed = group.iter().any(|(op, _)| op.wakes_readers());
-        let (results, outcome, handed_on) = self.apply_group(group);
+        let GroupOutcome {
+            results,
+            outcome,
+            handed_on,
+        } = self.apply_group(group);
         self.stats.commits.fetch_add(1, Ordering::Relaxed);
         self.stats
             .writes
@@ -143,16 +147,7 @@ impl Writer {
 
     /// Applies every write in one transaction and commits it. A write that
     /// breaks a rule only fails itself; a storage failure fails the group.
-    /// Also returns whether a failed group had handed messages on.
-    #[allow(clippy::type_complexity)]
-    fn apply_group(
-        &self,
-        group: Vec<(WriteOp, Reply)>,
-    ) -> (
-        Vec<(Result<WriteDone, StoreError>, Reply)>,
-        Result<(), StoreError>,
-        bool,
-    ) {
+    fn apply_group(&self, group: Vec<(WriteOp, Reply)>) -> GroupOutcome {
         let mut results = Vec::with_capacity(group.len());
         let db = self.store.db().or_else(|_| {
             self.store.reopen()?;
@@ -196,7 +191,11 @@ impl Writer {
                     .into_iter()
                     .map(|(_, r)| (Ok(WriteDone::Nothing), r))
                     .collect();
-                return (results, Err(e), false);
+                return GroupOutcome {
+                    results,
+                    outcome: Err(e),
+                    handed_on: false,
+                };
             }
         };
         stage::reached_all("commit.logged", &traced);
@@ -272,6 +271,18 @@ impl Writer {
             micros(applied.elapsed() + (logged - started)),
             Ordering::Relaxed,
         );
-        (results, outcome, handed_on)
+        GroupOutcome {
+            results,
+            outcome,
+            handed_on,
+        }
     }
+}
+
+/// What a group's writes answer, whether its commit succeeded, and whether
+/// a failed group had handed messages on to the hub link.
+struct GroupOutcome {
+    results: Vec<(Result<WriteDone, StoreError>, Reply)>,
+    outcome: Result<(), StoreError>,
+    handed_on: bool,
 }
