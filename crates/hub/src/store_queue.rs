@@ -120,10 +120,18 @@ impl HubStore {
                     .map_err(|e| HubStoreError::Db(Box::new(e.into())))?;
             }
             super::log::mark(&txn, pending.seq())?;
+            let committing = std::time::Instant::now();
             txn.commit()?;
+            if pending.durable() {
+                let micros = u64::try_from(committing.elapsed().as_micros()).unwrap_or(u64::MAX);
+                flotilla_actors::federation::stage::durable_commit("hub", micros);
+            }
             Ok(done)
         });
+        let waiting = std::time::Instant::now();
         let synced = syncing.map(flotilla_actors::wal_sync::SyncWait::wait);
+        let waited = u64::try_from(waiting.elapsed().as_micros()).unwrap_or(u64::MAX);
+        flotilla_actors::federation::stage::sync_waited("hub", waited);
         trace(&ops, "hub.synced");
         let done = match applied {
             Ok(done) => done,

@@ -18,6 +18,23 @@ pub fn reached(stage: &'static str, id: &MessageId) {
     tracing::debug!(target: TARGET, %id, stage);
 }
 
+/// A store (`host` or `hub`) committed a group durably, redb's own
+/// fsyncs included, in `micros`: what is committed without waiting for
+/// the disk goes to disk there (at least once a second), and the trace
+/// shows it beside the messages it may have held up.
+pub fn durable_commit(store: &'static str, micros: u64) {
+    tracing::debug!(target: TARGET, store, micros, stage = "durable.committed");
+}
+
+/// A store's writer waited `micros` for a group's log record to reach the
+/// disk after it had committed the group, when that wait was long (over
+/// a millisecond): the next group waits behind it.
+pub fn sync_waited(store: &'static str, micros: u64) {
+    if micros > 1_000 {
+        tracing::debug!(target: TARGET, store, micros, stage = "sync.waited");
+    }
+}
+
 /// Whether stage events are recorded.
 pub fn on() -> bool {
     tracing::enabled!(target: TARGET, tracing::Level::DEBUG)

@@ -63,6 +63,10 @@ pub(super) struct Writer {
     pub(super) gate: Option<std::path::PathBuf>,
 }
 
+fn micros(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
 impl Writer {
     pub(super) fn run(mut self) {
         while let Some(first) = self.rx.blocking_recv() {
@@ -248,6 +252,9 @@ impl Writer {
             self.feed.rewind(first);
         }
         stage::reached_all("commit.committed", &traced);
+        if pending.durable() && outcome.is_ok() {
+            stage::durable_commit("host", micros(applied.elapsed()));
+        }
         if accepts && outcome.is_ok() {
             self.forwards.send_modify(|e| *e += 1);
         }
@@ -255,14 +262,15 @@ impl Writer {
             self.mail_epoch.send_modify(|e| *e += 1);
         }
         // Nobody is answered before the record is synced.
+        let waiting = std::time::Instant::now();
         if let Some(Err(e)) = syncing.map(SyncWait::wait) {
             logged::sync_failed(&log, &e);
         }
+        stage::sync_waited("host", micros(waiting.elapsed()));
         match &outcome {
             Ok(()) => log.committed(&pending),
             Err(_) => log.refused(&pending),
         }
-        let micros = |d: std::time::Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
         let stats = &self.stats;
         stats
             .apply_us
