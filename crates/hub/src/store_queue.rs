@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use flotilla_actors::codec;
-use flotilla_actors::federation::{Deliver, ReceiptState};
+use flotilla_actors::federation::{Deliver, ReceiptState, stage};
 use flotilla_actors::model::{Message, Timestamp};
 use flotilla_actors::names::{HostName, PeerId};
 use redb::{ReadableTable, WriteTransaction};
@@ -123,15 +123,13 @@ impl HubStore {
             let committing = std::time::Instant::now();
             txn.commit()?;
             if pending.durable() {
-                let micros = u64::try_from(committing.elapsed().as_micros()).unwrap_or(u64::MAX);
-                flotilla_actors::federation::stage::durable_commit("hub", micros);
+                stage::durable_commit("hub", committing.elapsed());
             }
             Ok(done)
         });
         let waiting = std::time::Instant::now();
         let synced = syncing.map(flotilla_actors::wal_sync::SyncWait::wait);
-        let waited = u64::try_from(waiting.elapsed().as_micros()).unwrap_or(u64::MAX);
-        flotilla_actors::federation::stage::sync_waited("hub", waited);
+        stage::sync_waited("hub", waiting.elapsed());
         trace(&ops, "hub.synced");
         let done = match applied {
             Ok(done) => done,

@@ -6,6 +6,8 @@
 //!
 //! Owns the stage names only; must not decide anything.
 
+use std::time::Duration;
+
 use crate::names::MessageId;
 
 use super::Frame;
@@ -19,20 +21,27 @@ pub fn reached(stage: &'static str, id: &MessageId) {
 }
 
 /// A store (`host` or `hub`) committed a group durably, redb's own
-/// fsyncs included, in `micros`: what is committed without waiting for
+/// fsyncs included, taking `took`: what is committed without waiting for
 /// the disk goes to disk there (at least once a second), and the trace
 /// shows it beside the messages it may have held up.
-pub fn durable_commit(store: &'static str, micros: u64) {
+pub fn durable_commit(store: &'static str, took: Duration) {
+    let micros = micros(took);
     tracing::debug!(target: TARGET, store, micros, stage = "durable.committed");
 }
 
-/// A store's writer waited `micros` for a group's log record to reach the
+/// A store's writer waited `took` for a group's log record to reach the
 /// disk after it had committed the group, when that wait was long (over
 /// a millisecond): the next group waits behind it.
-pub fn sync_waited(store: &'static str, micros: u64) {
-    if micros > 1_000 {
+pub fn sync_waited(store: &'static str, took: Duration) {
+    if took > Duration::from_millis(1) {
+        let micros = micros(took);
         tracing::debug!(target: TARGET, store, micros, stage = "sync.waited");
     }
+}
+
+/// Whole microseconds of `d`, saturating.
+pub fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 /// Whether stage events are recorded.

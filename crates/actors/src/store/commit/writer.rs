@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 use tokio::sync::{mpsc, watch};
 
 use super::{Cmd, CommitStats, MAX_GROUP, Reply};
-use crate::federation::stage;
+use crate::federation::stage::{self, micros};
 use crate::store::forward_feed::{ForwardFeed, GroupFeed};
 use crate::store::logged;
 use crate::store::mail::AcceptOutcome;
@@ -61,10 +61,6 @@ pub(super) struct Writer {
     /// names a file that each group which handed messages on before its
     /// commit waits for, once applied.
     pub(super) gate: Option<std::path::PathBuf>,
-}
-
-fn micros(d: std::time::Duration) -> u64 {
-    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 impl Writer {
@@ -242,6 +238,7 @@ impl Writer {
         if let (true, Some(gate)) = (first_fed.is_some(), &self.gate) {
             crate::test_hook::wait_for_gate(gate);
         }
+        let committing = std::time::Instant::now();
         let outcome = match fatal {
             Some(e) => Err(e),
             None => logged::Log::mark(&txn, &pending)
@@ -253,7 +250,7 @@ impl Writer {
         }
         stage::reached_all("commit.committed", &traced);
         if pending.durable() && outcome.is_ok() {
-            stage::durable_commit("host", micros(applied.elapsed()));
+            stage::durable_commit("host", committing.elapsed());
         }
         if accepts && outcome.is_ok() {
             self.forwards.send_modify(|e| *e += 1);
@@ -266,7 +263,7 @@ impl Writer {
         if let Some(Err(e)) = syncing.map(SyncWait::wait) {
             logged::sync_failed(&log, &e);
         }
-        stage::sync_waited("host", micros(waiting.elapsed()));
+        stage::sync_waited("host", waiting.elapsed());
         match &outcome {
             Ok(()) => log.committed(&pending),
             Err(_) => log.refused(&pending),
