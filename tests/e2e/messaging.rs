@@ -154,6 +154,21 @@ fn reply_answers_the_verified_sender() {
 }
 
 #[test]
+fn a_reply_to_a_sender_who_left_is_refused_as_a_send_would_be() {
+    let home = with_team();
+    let sent = home.json(&["send", "--as", "lead", "--to", "rev", "review this"]);
+    let id = sent["id"].as_str().expect("id");
+    home.ok(&["inbox", "--as", "rev"]);
+    home.ok(&["peer", "leave", "lead"]);
+    let stderr = home.fails(&["reply", "--as", "rev", "--to-message", id, "too late"], 5);
+    assert!(
+        stderr.contains("nothing was sent; refused targets: h/lead")
+            && stderr.contains("peers --as rev` lists who you can reach"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn inbox_wait_returns_when_a_message_arrives() {
     let home = with_team();
     let reader = home

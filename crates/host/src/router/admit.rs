@@ -86,22 +86,7 @@ pub(super) fn admit_send(ctx: &HostContext, args: SendArgs) -> Result<Admitted, 
         return Err(ControlError::new(ErrorCode::BadRequest, "no target given")
             .with_hint("name at least one peer with --to"));
     }
-    let to = ctx
-        .directory()
-        .admit_send(&sender, &args.to)
-        .or_else(|bad| stored_before(ctx, &sender, args.id.as_ref()).ok_or(bad))
-        .map_err(|bad| {
-            let lines: Vec<String> = bad.iter().map(ToString::to_string).collect();
-            ControlError::new(
-                ErrorCode::TargetsRefused,
-                format!("nothing was sent; refused targets: {}", lines.join("; ")),
-            )
-            .with_hint(format!(
-                "`flotilla peers --as {}` lists who you can reach",
-                args.as_peer
-            ))
-            .with_details(json!({ "refused": bad }))
-        })?;
+    let to = admit_targets(ctx, &sender, &args.to, args.id.as_ref())?;
     Ok(Admitted {
         sender,
         to,
@@ -149,19 +134,7 @@ pub(super) fn admit_reply(ctx: &HostContext, args: ReplyArgs) -> Result<Admitted
         .received(&sender.id, &args.to_message)
         .map_err(store_error)?;
     let original = original_of(received, &sender.id, &args.to_message, &args.as_peer)?;
-    let target = original.from.to_string();
-    let to = ctx
-        .directory()
-        .admit_send(&sender, &[target])
-        .or_else(|bad| stored_before(ctx, &sender, args.id.as_ref()).ok_or(bad))
-        .map_err(|bad| {
-            let lines: Vec<String> = bad.iter().map(ToString::to_string).collect();
-            ControlError::new(
-                ErrorCode::TargetsRefused,
-                format!("nothing was sent: {}", lines.join("; ")),
-            )
-            .with_details(json!({ "refused": bad }))
-        })?;
+    let to = admit_targets(ctx, &sender, &[original.from.to_string()], args.id.as_ref())?;
     Ok(Admitted {
         sender,
         to,
@@ -171,6 +144,32 @@ pub(super) fn admit_reply(ctx: &HostContext, args: ReplyArgs) -> Result<Admitted
         id: args.id,
         in_reply_to: Some(args.to_message),
     })
+}
+
+/// Every target of a message from `sender` reachable now (all or
+/// nothing), or the recipients it had if `sender` stored a message with
+/// `id` already (a retry); else why not, with each refused target.
+fn admit_targets(
+    ctx: &HostContext,
+    sender: &PeerRecord,
+    targets: &[String],
+    id: Option<&MessageId>,
+) -> Result<Vec<PeerId>, ControlError> {
+    ctx.directory()
+        .admit_send(sender, targets)
+        .or_else(|bad| stored_before(ctx, sender, id).ok_or(bad))
+        .map_err(|bad| {
+            let lines: Vec<String> = bad.iter().map(ToString::to_string).collect();
+            ControlError::new(
+                ErrorCode::TargetsRefused,
+                format!("nothing was sent; refused targets: {}", lines.join("; ")),
+            )
+            .with_hint(format!(
+                "`flotilla peers --as {}` lists who you can reach",
+                sender.id.name
+            ))
+            .with_details(json!({ "refused": bad }))
+        })
 }
 
 /// The message a reply answers, among those with its id that the replier
