@@ -9,7 +9,7 @@
 //! crash: the outbox then hands the message over again, and the hub queues
 //! it once).
 //!
-//! Reads only (the outbox, the verdicts heard and the link's state); the
+//! Reads only (the outbox, the verdicts heard and whether the link runs); the
 //! hub link records the verdict. Must not retry or resend anything.
 
 use std::collections::HashMap;
@@ -17,7 +17,7 @@ use std::sync::Mutex;
 
 use flotilla_actors::federation::ForwardOutcome;
 use flotilla_actors::names::MessageId;
-use flotilla_actors::protocol::{ControlError, ErrorCode, HubLinkState, SendReply};
+use flotilla_actors::protocol::{ControlError, ErrorCode, SendReply};
 use flotilla_actors::store::{DeliveryState, OutboxEntry};
 use serde_json::json;
 use tokio::sync::watch;
@@ -88,14 +88,6 @@ fn as_heard(
     entry
 }
 
-fn linked(ctx: &HostContext) -> bool {
-    ctx.hub_link.read().ok().is_some_and(|t| {
-        t.as_ref().is_some_and(|t| {
-            t.status(flotilla_actors::model::Timestamp::now()).state == HubLinkState::Connected
-        })
-    })
-}
-
 /// What woke a sender waiting for the hub's verdict.
 enum Wake {
     /// A commit: the verdict may be on disk.
@@ -115,7 +107,8 @@ pub(crate) async fn await_hub(
 ) -> Result<SendReply, ControlError> {
     let mut epoch = ctx.mail_epoch.clone();
     let mut heard = ctx.verdicts.changed.subscribe();
-    // The link clears its lane-call channel as it ends: the wait ends with it.
+    // The link's lane-call channel is there exactly while the link runs:
+    // it is both whether the hub can answer and the wake when that changes.
     let mut link = ctx.hub_calls.subscribe();
     let deadline = tokio::time::Instant::now() + ctx.config.hub_verdict_wait();
     epoch.borrow_and_update();
@@ -130,7 +123,7 @@ pub(crate) async fn await_hub(
                 .iter()
                 .any(|r| r.state == DeliveryState::Accepted)
         });
-        if !waiting || !linked(ctx) {
+        if !waiting || link.borrow_and_update().is_none() {
             break entry;
         }
         let changed = async {
@@ -142,8 +135,7 @@ pub(crate) async fn await_hub(
         };
         match tokio::time::timeout_at(deadline, changed).await {
             Ok(Some(Wake::Stored)) => stored = stored_entry(ctx, &reply.id)?,
-            Ok(Some(Wake::Heard)) => {}
-            Ok(Some(Wake::Link)) if link.borrow_and_update().is_some() => {}
+            Ok(Some(Wake::Heard | Wake::Link)) => {}
             _ => break entry,
         }
     };
