@@ -205,6 +205,19 @@ impl From<Logged> for WriteOp {
     }
 }
 
+/// A group's record: every write of it encoded, or `None` when one of
+/// them is not logged or the record would be over [`MAX_RECORD`].
+pub(super) fn encode_group(ops: &[&WriteOp]) -> Option<Vec<u8>> {
+    let refs: Vec<LoggedRef<'_>> = ops.iter().map(|op| logged(op)).collect::<Option<_>>()?;
+    codec::encode(&refs).ok().filter(|p| p.len() <= MAX_RECORD)
+}
+
+/// The writes of a group's record, in order.
+pub(super) fn decode_group(payload: &[u8]) -> Result<Vec<WriteOp>, codec::CodecError> {
+    let ops: Vec<Logged> = codec::decode(payload, MAX_RECORD)?;
+    Ok(ops.into_iter().map(WriteOp::from).collect())
+}
+
 /// Version 11: gives the store the id its log carries.
 pub(super) fn create_v11(txn: &WriteTransaction) -> Result<(), StoreError> {
     let mut meta = txn.open_table(META)?;
@@ -253,12 +266,10 @@ impl Log {
         ops: &[&WriteOp],
         lazy_before: bool,
     ) -> Result<(Pending, bool), StoreError> {
-        let refs: Option<Vec<LoggedRef<'_>>> = ops.iter().map(|op| logged(op)).collect();
-        let payload = match refs {
-            Some(refs) if !self.0.durable_due() && !lazy_before => {
-                codec::encode(&refs).ok().filter(|p| p.len() <= MAX_RECORD)
-            }
-            _ => None,
+        let payload = if self.0.durable_due() || lazy_before {
+            None
+        } else {
+            encode_group(ops)
         };
         let Some(payload) = payload else {
             return Ok((self.0.unlogged(), false));
@@ -324,18 +335,16 @@ fn replay(
     let mut mail = None;
     let mut writes = 0usize;
     for record in todo {
-        let ops: Vec<Logged> = codec::decode(&record.payload, MAX_RECORD).map_err(|e| {
-            crate::wal_log::WalError::Unreadable {
+        let ops =
+            decode_group(&record.payload).map_err(|e| crate::wal_log::WalError::Unreadable {
                 path: path.to_owned(),
                 seq: record.seq,
                 reason: e.to_string(),
-            }
-        })?;
+            })?;
         for op in ops {
             writes += 1;
             // A write that broke a rule broke it the first time too.
-            if let Err(e @ (StoreError::Db(_) | StoreError::Codec(_))) =
-                apply(&txn, &mut mail, op.into())
+            if let Err(e @ (StoreError::Db(_) | StoreError::Codec(_))) = apply(&txn, &mut mail, op)
             {
                 return Err(e);
             }

@@ -366,3 +366,6 @@ mod group;
 
 #[path = "tests_wal.rs"]
 mod wal_log;
+
+#[path = "tests_log_format.rs"]
+mod log_format;
