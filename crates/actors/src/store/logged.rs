@@ -12,121 +12,22 @@
 //! commits durably as before, after which the log is emptied. When the store opens, every record after the
 //! position the file holds is applied again, in order: the writes are
 //! deterministic (their times and limits travel in them), so replay
-//! rebuilds exactly the state that was acknowledged. Owns the log and the
-//! record format; the rules of each write stay in `write_op` and the
-//! tables' modules, and the order of groups in the commit queue.
+//! rebuilds exactly the state that was acknowledged. Owns the log and which
+//! writes it carries; a record is the group's `WriteOp`s themselves, so
+//! their variants are its format (`store::tests::log_format` pins it). The
+//! rules of each write stay in `write_op` and the tables' modules, and the
+//! order of groups in the commit queue.
 
 use std::path::Path;
 
 use redb::{Database, ReadableDatabase, WriteTransaction};
-use serde::{Deserialize, Serialize};
 
 use super::StoreError;
-use super::lanes::{LaneWrite, events_json};
-use super::mail::NewMessage;
 use super::schema::{META, WAL_ID_KEY, WAL_SEQ_KEY};
 use super::write_op::{WriteOp, apply};
 use crate::codec;
-use crate::federation::{Deliver, ForwardOutcome, Receipt};
-use crate::lane::LaneRecord;
-use crate::lane::events::EventKind;
-use crate::model::{PeerRecord, Timestamp};
-use crate::names::{MessageId, PeerId};
 use crate::wal::{MAX_RECORD, WalRecord};
 use crate::wal_log::{Pending, WalLog};
-
-/// A logged write as appended (borrowed from the queue's op).
-#[derive(Serialize)]
-enum LoggedRef<'a> {
-    Accept(&'a NewMessage),
-    Ack {
-        peer: &'a PeerId,
-        ids: &'a [MessageId],
-    },
-    Touch(&'a [(PeerId, Timestamp)]),
-    NoticeSent {
-        lane: &'a str,
-        turn: u32,
-    },
-    Forwarded(&'a MessageId, &'a ForwardOutcome),
-    Receipt(&'a Receipt),
-    AcceptDelivery(&'a Deliver),
-    PutPeer(&'a PeerRecord),
-    RemovePeer {
-        id: &'a PeerId,
-        force: bool,
-    },
-    RenamePeer {
-        old: &'a PeerId,
-        new: &'a PeerId,
-    },
-    PutLane(&'a LaneRecord),
-    PutFleet {
-        name: &'a str,
-        json: &'a [u8],
-    },
-    RemoveFleet(&'a str),
-    WriteLane(&'a LaneWrite, Timestamp),
-    RemoveLane {
-        name: &'a str,
-        peer: &'a PeerId,
-        force: bool,
-    },
-    AppendEvents {
-        lane: &'a str,
-        turn: u32,
-        at: Timestamp,
-        #[serde(serialize_with = "events_json::serialize")]
-        kinds: &'a [EventKind],
-    },
-}
-
-/// A logged write as read back: the same variants in the same order. New
-/// variants go at the end, so a log written before them still reads.
-#[derive(Deserialize)]
-enum Logged {
-    Accept(NewMessage),
-    Ack {
-        peer: PeerId,
-        ids: Vec<MessageId>,
-    },
-    Touch(Vec<(PeerId, Timestamp)>),
-    NoticeSent {
-        lane: String,
-        turn: u32,
-    },
-    Forwarded(MessageId, ForwardOutcome),
-    Receipt(Receipt),
-    AcceptDelivery(Deliver),
-    PutPeer(PeerRecord),
-    RemovePeer {
-        id: PeerId,
-        force: bool,
-    },
-    RenamePeer {
-        old: PeerId,
-        new: PeerId,
-    },
-    PutLane(Box<LaneRecord>),
-    PutFleet {
-        name: String,
-        json: Vec<u8>,
-    },
-    RemoveFleet(String),
-    WriteLane(Box<LaneWrite>, Timestamp),
-    RemoveLane {
-        name: String,
-        peer: PeerId,
-        force: bool,
-    },
-    AppendEvents {
-        lane: String,
-        turn: u32,
-        at: Timestamp,
-        #[serde(deserialize_with = "events_json::deserialize")]
-        kinds: Vec<EventKind>,
-    },
-}
 
 /// A message body larger than this commits durably, not through the log:
 /// writing it twice costs more than the fsync saved, and a large write is
@@ -134,88 +35,28 @@ enum Logged {
 /// commit then lacks.
 const LOGGED_BODY_MAX: usize = 64 * 1024;
 
-fn logged(op: &WriteOp) -> Option<LoggedRef<'_>> {
-    Some(match op {
-        WriteOp::Accept(m) if m.body.len() > LOGGED_BODY_MAX => return None,
-        WriteOp::AcceptDelivery(d) if d.message.body.len() > LOGGED_BODY_MAX => return None,
-        WriteOp::Accept(m) => LoggedRef::Accept(m),
-        WriteOp::Ack { peer, ids } => LoggedRef::Ack { peer, ids },
-        WriteOp::Touch(seen) => LoggedRef::Touch(seen),
-        WriteOp::NoticeSent { lane, turn } => LoggedRef::NoticeSent { lane, turn: *turn },
-        WriteOp::Forwarded(id, outcome) => LoggedRef::Forwarded(id, outcome),
-        WriteOp::Receipt(r) => LoggedRef::Receipt(r),
-        WriteOp::AcceptDelivery(d) => LoggedRef::AcceptDelivery(d),
-        WriteOp::PutPeer(p) => LoggedRef::PutPeer(p),
-        WriteOp::RemovePeer { id, force } => LoggedRef::RemovePeer { id, force: *force },
-        WriteOp::RenamePeer { old, new } => LoggedRef::RenamePeer { old, new },
-        WriteOp::PutLane(lane) => LoggedRef::PutLane(lane),
-        WriteOp::PutFleet { json, .. } if json.len() > LOGGED_BODY_MAX => return None,
-        WriteOp::PutFleet { name, json } => LoggedRef::PutFleet { name, json },
-        WriteOp::RemoveFleet(name) => LoggedRef::RemoveFleet(name),
-        WriteOp::WriteLane(w, at) => LoggedRef::WriteLane(w, *at),
-        WriteOp::RemoveLane { name, peer, force } => LoggedRef::RemoveLane {
-            name,
-            peer,
-            force: *force,
-        },
-        WriteOp::AppendEvents {
-            lane,
-            turn,
-            at,
-            kinds,
-        } => LoggedRef::AppendEvents {
-            lane,
-            turn: *turn,
-            at: *at,
-            kinds,
-        },
-    })
-}
-
-impl From<Logged> for WriteOp {
-    fn from(op: Logged) -> Self {
-        match op {
-            Logged::Accept(m) => Self::Accept(m),
-            Logged::Ack { peer, ids } => Self::Ack { peer, ids },
-            Logged::Touch(seen) => Self::Touch(seen),
-            Logged::NoticeSent { lane, turn } => Self::NoticeSent { lane, turn },
-            Logged::Forwarded(id, outcome) => Self::Forwarded(id, outcome),
-            Logged::Receipt(r) => Self::Receipt(r),
-            Logged::AcceptDelivery(d) => Self::AcceptDelivery(d),
-            Logged::PutPeer(p) => Self::PutPeer(p),
-            Logged::RemovePeer { id, force } => Self::RemovePeer { id, force },
-            Logged::RenamePeer { old, new } => Self::RenamePeer { old, new },
-            Logged::PutLane(lane) => Self::PutLane(lane),
-            Logged::PutFleet { name, json } => Self::PutFleet { name, json },
-            Logged::RemoveFleet(name) => Self::RemoveFleet(name),
-            Logged::WriteLane(w, at) => Self::WriteLane(w, at),
-            Logged::RemoveLane { name, peer, force } => Self::RemoveLane { name, peer, force },
-            Logged::AppendEvents {
-                lane,
-                turn,
-                at,
-                kinds,
-            } => Self::AppendEvents {
-                lane,
-                turn,
-                at,
-                kinds,
-            },
-        }
+/// Whether the log carries `op`: all but a large body.
+fn logged(op: &WriteOp) -> bool {
+    match op {
+        WriteOp::Accept(m) => m.body.len() <= LOGGED_BODY_MAX,
+        WriteOp::AcceptDelivery(d) => d.message.body.len() <= LOGGED_BODY_MAX,
+        WriteOp::PutFleet { json, .. } => json.len() <= LOGGED_BODY_MAX,
+        _ => true,
     }
 }
 
 /// A group's record: every write of it encoded, or `None` when one of
 /// them is not logged or the record would be over [`MAX_RECORD`].
 pub(super) fn encode_group(ops: &[&WriteOp]) -> Option<Vec<u8>> {
-    let refs: Vec<LoggedRef<'_>> = ops.iter().map(|op| logged(op)).collect::<Option<_>>()?;
-    codec::encode(&refs).ok().filter(|p| p.len() <= MAX_RECORD)
+    if !ops.iter().all(|op| logged(op)) {
+        return None;
+    }
+    codec::encode(&ops).ok().filter(|p| p.len() <= MAX_RECORD)
 }
 
 /// The writes of a group's record, in order.
 pub(super) fn decode_group(payload: &[u8]) -> Result<Vec<WriteOp>, codec::CodecError> {
-    let ops: Vec<Logged> = codec::decode(payload, MAX_RECORD)?;
-    Ok(ops.into_iter().map(WriteOp::from).collect())
+    codec::decode(payload, MAX_RECORD)
 }
 
 /// Version 11: gives the store the id its log carries.

@@ -5,6 +5,8 @@
 //! of each write live with its tables (`mail`, `received`, `outbox`,
 //! `peers`, `lanes`, `fleets`).
 
+use serde::{Deserialize, Serialize};
+
 use super::forward_feed::GroupFeed;
 use super::lanes::{self, LaneWrite};
 use super::mail::{self, AcceptOutcome, NewMessage};
@@ -16,14 +18,25 @@ use crate::lane::events::{EventKind, LaneEvent};
 use crate::model::{PeerRecord, Timestamp};
 use crate::names::{MessageId, PeerId};
 
-/// One write.
-#[derive(Debug)]
+/// One write. It is also the write-ahead log's record of itself
+/// (`logged`): the variants' order and shapes are that record's format,
+/// pinned by `store::tests::log_format`, so new variants go at the end
+/// and none is reordered or reshaped.
+#[derive(Debug, Serialize, Deserialize)]
 pub(super) enum WriteOp {
     Accept(NewMessage),
     Ack {
         peer: PeerId,
         ids: Vec<MessageId>,
     },
+    Touch(Vec<(PeerId, Timestamp)>),
+    NoticeSent {
+        lane: String,
+        turn: u32,
+    },
+    Forwarded(MessageId, ForwardOutcome),
+    Receipt(Receipt),
+    AcceptDelivery(Deliver),
     PutPeer(PeerRecord),
     RemovePeer {
         id: PeerId,
@@ -33,7 +46,6 @@ pub(super) enum WriteOp {
         old: PeerId,
         new: PeerId,
     },
-    Touch(Vec<(PeerId, Timestamp)>),
     PutLane(Box<LaneRecord>),
     PutFleet {
         name: String,
@@ -41,10 +53,6 @@ pub(super) enum WriteOp {
     },
     RemoveFleet(String),
     WriteLane(Box<LaneWrite>, Timestamp),
-    NoticeSent {
-        lane: String,
-        turn: u32,
-    },
     RemoveLane {
         name: String,
         peer: PeerId,
@@ -54,11 +62,12 @@ pub(super) enum WriteOp {
         lane: String,
         turn: u32,
         at: Timestamp,
+        #[serde(
+            serialize_with = "lanes::events_json::serialize",
+            deserialize_with = "lanes::events_json::deserialize"
+        )]
         kinds: Vec<EventKind>,
     },
-    Forwarded(MessageId, ForwardOutcome),
-    Receipt(Receipt),
-    AcceptDelivery(Deliver),
 }
 
 impl WriteOp {
