@@ -5,26 +5,20 @@
 //! A changed fingerprint means the host must hear of the peer again. Pure
 //! bookkeeping; the roster decides what a host may see.
 
-use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hash, Hasher};
 
-use flotilla_actors::federation::RosterPeer;
 use flotilla_actors::model::PeerRecord;
 use flotilla_actors::names::{HostName, PeerId};
 
-/// The seed of [`fingerprint`]'s hash.
+/// The seed of [`fingerprint_of`]'s hash.
 const FINGERPRINT_SEED: u64 = 0x666c_6f74_696c_6c61;
 
 /// A peer as sent: 64 bits of foldhash with a fixed seed (stable within a
 /// run, which is all a comparison with what was sent needs; a collision
 /// would only leave one host's view of one peer stale until it changes
-/// again), as two words so that an entry packs into 12 bytes.
-pub(crate) fn fingerprint(peer: &RosterPeer) -> [u32; 2] {
-    fingerprint_of(&peer.record, peer.online)
-}
-
-/// [`fingerprint`] of a peer not (yet) made into a [`RosterPeer`]: the
-/// hub works out what changed before it clones anything.
+/// again), as two words so that an entry packs into 12 bytes. Taken of a
+/// peer not (yet) made into a `RosterPeer`: the hub works out what
+/// changed before it clones anything.
 pub(crate) fn fingerprint_of(record: &PeerRecord, online: bool) -> [u32; 2] {
     let mut hasher = foldhash::fast::FixedState::with_seed(FINGERPRINT_SEED).build_hasher();
     record.hash(&mut hasher);
@@ -53,12 +47,8 @@ impl SentViews {
         n
     }
 
-    /// `host` was sent `view` whole.
-    pub(crate) fn replace(&mut self, host: &HostName, view: &BTreeMap<PeerId, RosterPeer>) {
-        let told = view
-            .iter()
-            .map(|(id, peer)| (self.number(id), fingerprint(peer)))
-            .collect();
+    /// `host` was sent a whole view: each peer's number and fingerprint.
+    pub(crate) fn replace(&mut self, host: &HostName, told: foldhash::HashMap<u32, [u32; 2]>) {
         self.views.insert(host.clone(), told);
     }
 
@@ -87,28 +77,31 @@ impl SentViews {
         view.insert(n, print) != Some(print)
     }
 
-    /// [`hide`](Self::hide) of a peer by its number.
+    /// Records that `host` no longer sees peer `n`; `false` if it did not.
     pub(crate) fn hide_numbered(&mut self, host: &HostName, n: u32) -> bool {
         self.views
             .get_mut(host)
             .is_some_and(|v| v.remove(&n).is_some())
     }
 
-    /// Records that `host` no longer sees `id`; `false` if it did not.
-    pub(crate) fn hide(&mut self, host: &HostName, id: &PeerId) -> bool {
-        let Some(n) = self.numbers.get(id).copied() else {
-            return false;
+    /// Records that `host` no longer sees any peer but those numbered in
+    /// `keep`; returns the peers it saw and no longer does.
+    pub(crate) fn hide_all_but(
+        &mut self,
+        host: &HostName,
+        keep: &foldhash::HashSet<u32>,
+    ) -> Vec<PeerId> {
+        let Some(view) = self.views.get_mut(host) else {
+            return Vec::new();
         };
-        self.hide_numbered(host, n)
-    }
-
-    /// The peers `host` was told of, if it is linked.
-    pub(crate) fn told(&self, host: &HostName) -> Option<Vec<PeerId>> {
-        let view = self.views.get(host)?;
-        Some(
-            view.keys()
-                .filter_map(|n| self.ids.get(*n as usize).cloned())
-                .collect(),
-        )
+        let mut gone = Vec::new();
+        view.retain(|n, _| {
+            let kept = keep.contains(n);
+            if !kept && let Some(id) = self.ids.get(*n as usize) {
+                gone.push(id.clone());
+            }
+            kept
+        });
+        gone
     }
 }

@@ -48,11 +48,22 @@ impl HubRoster {
             .collect()
     }
 
-    /// The whole view for a host whose link just came up.
+    /// The whole view for a host whose link just came up, in the order of
+    /// the peers' ids; what it was told is numbered and fingerprinted as
+    /// it is made, with nothing cloned but the records sent.
     pub fn reset_view(&mut self, host: &HostName) -> RosterDelta {
-        let view = self.view_for(host);
-        self.sent.replace(host, &view);
-        let upserts = view.into_values().collect();
+        let view = view_refs(&self.hosts, &self.groups, host);
+        let mut told = foldhash::HashMap::with_capacity_and_hasher(view.len(), Default::default());
+        let mut upserts = Vec::with_capacity(view.len());
+        for (id, (record, online)) in view {
+            told.insert(self.sent.number(id), fingerprint_of(record, online));
+            upserts.push(RosterPeer {
+                record: record.clone(),
+                online,
+            });
+        }
+        upserts.sort_unstable_by(|a: &RosterPeer, b| a.record.id.cmp(&b.record.id));
+        self.sent.replace(host, told);
         RosterDelta {
             reset: true,
             upserts,
@@ -133,15 +144,15 @@ impl HubRoster {
     /// The whole view of a linked host again, as a diff with what it was
     /// told; only what changed is cloned.
     fn recompute(&mut self, host: &HostName) -> Option<RosterDelta> {
-        let before = self.sent.told(host)?;
+        if !self.sent.has(host) {
+            return None;
+        }
         let after = view_refs(&self.hosts, &self.groups, host);
-        let removed: Vec<PeerId> = before
-            .into_iter()
-            .filter(|id| !after.contains_key(id))
-            .collect();
+        let mut kept = foldhash::HashSet::with_capacity_and_hasher(after.len(), Default::default());
         let mut upserts = Vec::new();
         for (id, (record, online)) in after {
             let n = self.sent.number(id);
+            kept.insert(n);
             if self
                 .sent
                 .tell_numbered(host, n, fingerprint_of(record, online))
@@ -150,9 +161,7 @@ impl HubRoster {
                 upserts.push(RosterPeer { record, online });
             }
         }
-        for id in &removed {
-            self.sent.hide(host, id);
-        }
+        let removed = self.sent.hide_all_but(host, &kept);
         (!upserts.is_empty() || !removed.is_empty()).then_some(RosterDelta {
             reset: false,
             upserts,
@@ -175,14 +184,16 @@ fn view_refs<'a>(
     let theirs: BTreeSet<GroupName> = entry.peers.values().flat_map(|p| p.memberships()).collect();
     for group in &theirs {
         for id in groups.get(group).into_iter().flatten() {
-            if id.host == *host || view.contains_key(id) {
+            if id.host == *host {
                 continue;
             }
-            if let Some(seen) = hosts
-                .get(&id.host)
-                .and_then(|h| h.peers.get(id).map(|p| (p, h.online)))
+            // One look-up of the id, whether it is new to the view or not.
+            if let std::collections::hash_map::Entry::Vacant(slot) = view.entry(id)
+                && let Some(seen) = hosts
+                    .get(&id.host)
+                    .and_then(|h| h.peers.get(id).map(|p| (p, h.online)))
             {
-                view.insert(id, seen);
+                slot.insert(seen);
             }
         }
     }
