@@ -1,7 +1,10 @@
 //! The log's record format is what a store written by an earlier release
 //! replays after an upgrade: a group's writes encode to the same bytes as
-//! they did when the format was fixed, variant by variant. A reordered or
-//! reshaped write fails here before it can misread a crashed store's log.
+//! they did when the format was fixed. The group holds thirteen kinds of
+//! write (not yet a lane's writes or a delivery from the hub, whose values
+//! take more to build); since a variant's number is its place, reordering
+//! any variant before the last one here also fails, before it can misread
+//! a crashed store's log.
 
 use super::*;
 use crate::federation::{ForwardOutcome, ForwardRefusal, Receipt, ReceiptState};
