@@ -92,10 +92,9 @@ fn as_heard(
 enum Wake {
     /// A commit: the verdict may be on disk.
     Stored,
-    /// A verdict was heard (perhaps another message's).
-    Heard,
-    /// The link came up or ended.
-    Link,
+    /// A verdict was heard (perhaps another message's), or the link came
+    /// up or ended: what is heard and whether the link runs are read again.
+    LookAgain,
 }
 
 /// Waits (bounded) for the hub's verdict on `reply`'s remote recipients;
@@ -129,13 +128,13 @@ pub(crate) async fn await_hub(
         let changed = async {
             tokio::select! {
                 r = epoch.changed() => r.ok().map(|()| Wake::Stored),
-                r = heard.changed() => r.ok().map(|()| Wake::Heard),
-                r = link.changed() => r.ok().map(|()| Wake::Link),
+                r = heard.changed() => r.ok().map(|()| Wake::LookAgain),
+                r = link.changed() => r.ok().map(|()| Wake::LookAgain),
             }
         };
         match tokio::time::timeout_at(deadline, changed).await {
             Ok(Some(Wake::Stored)) => stored = stored_entry(ctx, &reply.id)?,
-            Ok(Some(Wake::Heard | Wake::Link)) => {}
+            Ok(Some(Wake::LookAgain)) => {}
             _ => break entry,
         }
     };
