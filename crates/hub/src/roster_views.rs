@@ -34,7 +34,10 @@ struct Touched<'a> {
 }
 
 impl HubRoster {
-    /// The peers of other hosts that share a group with a peer of `host`.
+    /// The peers of other hosts that share a group with a peer of `host`,
+    /// built whole and apart from the views' bookkeeping: the tests'
+    /// oracle for what each host was told.
+    #[cfg(test)]
     pub fn view_for(&self, host: &HostName) -> BTreeMap<PeerId, RosterPeer> {
         view_refs(&self.hosts, &self.groups, host)
             .into_iter()
