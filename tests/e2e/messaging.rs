@@ -139,12 +139,18 @@ fn broadcast_reaches_the_group_and_needs_membership() {
     assert!(stderr.contains("peer join rev -g ops"), "{stderr}");
 }
 
+/// lead sends rev a message and rev reads it; its id.
+fn read_by_rev(home: &TestHome) -> String {
+    let sent = home.json(&["send", "--as", "lead", "--to", "rev", "review this"]);
+    home.ok(&["inbox", "--as", "rev"]);
+    sent["id"].as_str().expect("id").to_owned()
+}
+
 #[test]
 fn reply_answers_the_verified_sender() {
     let home = with_team();
-    let sent = home.json(&["send", "--as", "lead", "--to", "rev", "review this"]);
-    let id = sent["id"].as_str().expect("id");
-    home.ok(&["inbox", "--as", "rev"]);
+    let id = read_by_rev(&home);
+    let id = id.as_str();
     let replied = home.json(&["reply", "--as", "rev", "--to-message", id, "looks good"]);
     assert_eq!(replied["recipients"], json!(["h/lead"]));
     let inbox = home.json(&["inbox", "--as", "lead"]);
@@ -156,9 +162,8 @@ fn reply_answers_the_verified_sender() {
 #[test]
 fn a_reply_to_a_sender_who_left_is_refused_as_a_send_would_be() {
     let home = with_team();
-    let sent = home.json(&["send", "--as", "lead", "--to", "rev", "review this"]);
-    let id = sent["id"].as_str().expect("id");
-    home.ok(&["inbox", "--as", "rev"]);
+    let id = read_by_rev(&home);
+    let id = id.as_str();
     home.ok(&["peer", "leave", "lead"]);
     let stderr = home.fails(&["reply", "--as", "rev", "--to-message", id, "too late"], 5);
     assert!(
