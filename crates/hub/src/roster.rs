@@ -283,12 +283,15 @@ impl HubRoster {
         })
     }
 
-    /// The hosts with a peer in a group of `peers`, `host` excluded.
+    /// The hosts with a peer in a group of `peers`, `host` excluded. Each
+    /// group is looked at once, and its members' hosts are gathered in a
+    /// hash set before the few distinct ones are ordered.
     fn watchers(&self, host: &HostName, peers: &[PeerRecord]) -> BTreeSet<HostName> {
-        let hosts: BTreeSet<&HostName> = peers
+        let groups: foldhash::HashSet<GroupName> =
+            peers.iter().flat_map(|p| p.memberships()).collect();
+        let hosts: foldhash::HashSet<&HostName> = groups
             .iter()
-            .flat_map(|p| p.memberships())
-            .filter_map(|g| self.groups.get(&g))
+            .filter_map(|g| self.groups.get(g))
             .flatten()
             .map(|id| &id.host)
             .filter(|h| *h != host)

@@ -27,10 +27,19 @@ pub(crate) fn fingerprint_of(record: &PeerRecord, online: bool) -> [u32; 2] {
     [(h >> 32) as u32, h as u32]
 }
 
+/// What one host was told: a peer's number to its fingerprint as sent.
+pub(crate) type SentView = foldhash::HashMap<u32, [u32; 2]>;
+
+/// Records in `told` that its host now sees peer `n` as fingerprinted;
+/// `false` if it was told exactly that already.
+pub(crate) fn tell(told: &mut SentView, n: u32, print: [u32; 2]) -> bool {
+    told.insert(n, print) != Some(print)
+}
+
 /// The views sent to linked hosts.
 #[derive(Debug, Default)]
 pub(crate) struct SentViews {
-    views: foldhash::HashMap<HostName, foldhash::HashMap<u32, [u32; 2]>>,
+    views: foldhash::HashMap<HostName, SentView>,
     /// The number of each peer that is or was in some view, and back.
     numbers: foldhash::HashMap<PeerId, u32>,
     ids: Vec<PeerId>,
@@ -48,7 +57,7 @@ impl SentViews {
     }
 
     /// `host` was sent a whole view: each peer's number and fingerprint.
-    pub(crate) fn replace(&mut self, host: &HostName, told: foldhash::HashMap<u32, [u32; 2]>) {
+    pub(crate) fn replace(&mut self, host: &HostName, told: SentView) {
         self.views.insert(host.clone(), told);
     }
 
@@ -66,6 +75,13 @@ impl SentViews {
         self.views.contains_key(host)
     }
 
+    /// What `host` was told, to record in place what it is told now: a
+    /// peer's number to its fingerprint as sent. `None` if it was not sent
+    /// a view (it is not linked).
+    pub(crate) fn told_mut(&mut self, host: &HostName) -> Option<&mut SentView> {
+        self.views.get_mut(host)
+    }
+
     /// Records that `host` now sees peer `n` as fingerprinted; `false` if
     /// it was told exactly that already. The caller numbers and
     /// fingerprints a peer once for every host a change is told to.
@@ -74,14 +90,7 @@ impl SentViews {
             Some(view) => view,
             None => self.views.entry(host.clone()).or_default(),
         };
-        view.insert(n, print) != Some(print)
-    }
-
-    /// Records that `host` no longer sees peer `n`; `false` if it did not.
-    pub(crate) fn hide_numbered(&mut self, host: &HostName, n: u32) -> bool {
-        self.views
-            .get_mut(host)
-            .is_some_and(|v| v.remove(&n).is_some())
+        tell(view, n, print)
     }
 
     /// Records that `host` no longer sees any peer but those numbered in

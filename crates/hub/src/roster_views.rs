@@ -11,7 +11,7 @@ use flotilla_actors::federation::{RosterDelta, RosterPeer};
 use flotilla_actors::model::PeerRecord;
 use flotilla_actors::names::{GroupName, HostName, PeerId};
 
-use super::sent::fingerprint_of;
+use super::sent::{fingerprint_of, tell};
 use super::{Change, HostEntry, HubRoster};
 
 /// What a host is told of one touched peer.
@@ -39,9 +39,9 @@ impl HubRoster {
     /// oracle for what each host was told.
     #[cfg(test)]
     pub fn view_for(&self, host: &HostName) -> BTreeMap<PeerId, RosterPeer> {
-        view_refs(&self.hosts, &self.groups, host)
-            .into_iter()
-            .map(|(id, (record, online))| {
+        view_by(&self.hosts, &self.groups, host, |id| id)
+            .into_values()
+            .map(|(id, record, online)| {
                 let peer = RosterPeer {
                     record: record.clone(),
                     online,
@@ -55,11 +55,11 @@ impl HubRoster {
     /// the peers' ids; what it was told is numbered and fingerprinted as
     /// it is made, with nothing cloned but the records sent.
     pub fn reset_view(&mut self, host: &HostName) -> RosterDelta {
-        let view = view_refs(&self.hosts, &self.groups, host);
+        let view = view_by(&self.hosts, &self.groups, host, |id| self.sent.number(id));
         let mut told = foldhash::HashMap::with_capacity_and_hasher(view.len(), Default::default());
         let mut upserts = Vec::with_capacity(view.len());
-        for (id, (record, online)) in view {
-            told.insert(self.sent.number(id), fingerprint_of(record, online));
+        for (n, (_, record, online)) in view {
+            told.insert(n, fingerprint_of(record, online));
             upserts.push(RosterPeer {
                 record: record.clone(),
                 online,
@@ -111,21 +111,20 @@ impl HubRoster {
             })
             .collect();
         for host in &change.watchers {
-            if *host == change.origin || !self.sent.has(host) {
+            if *host == change.origin {
                 continue;
             }
+            // A host not sent a view is not linked: it is told nothing.
+            let Some(view) = self.sent.told_mut(host) else {
+                continue;
+            };
             let told: Vec<Told> = touched
                 .iter()
-                .map(|t| {
-                    let sees = t.now.filter(|_| t.seers.contains(host));
-                    match sees {
-                        Some((.., print)) if self.sent.tell_numbered(host, t.number, print) => {
-                            Told::Upsert
-                        }
-                        Some(_) => Told::Nothing,
-                        None if self.sent.hide_numbered(host, t.number) => Told::Removed,
-                        None => Told::Nothing,
-                    }
+                .map(|t| match t.now.filter(|_| t.seers.contains(host)) {
+                    Some((.., print)) if tell(view, t.number, print) => Told::Upsert,
+                    Some(_) => Told::Nothing,
+                    None if view.remove(&t.number).is_some() => Told::Removed,
+                    None => Told::Nothing,
                 })
                 .collect();
             if told.iter().any(|t| *t != Told::Nothing) {
@@ -150,11 +149,10 @@ impl HubRoster {
         if !self.sent.has(host) {
             return None;
         }
-        let after = view_refs(&self.hosts, &self.groups, host);
+        let after = view_by(&self.hosts, &self.groups, host, |id| self.sent.number(id));
         let mut kept = foldhash::HashSet::with_capacity_and_hasher(after.len(), Default::default());
         let mut upserts = Vec::new();
-        for (id, (record, online)) in after {
-            let n = self.sent.number(id);
+        for (n, (_, record, online)) in after {
             kept.insert(n);
             if self
                 .sent
@@ -173,30 +171,39 @@ impl HubRoster {
     }
 }
 
+/// A peer in a view, borrowed: its id, its record, whether its host is
+/// linked.
+type Seen<'a> = (&'a PeerId, &'a PeerRecord, bool);
+
 /// The peers of other hosts that share a group with a peer of `host`,
-/// borrowed, with whether their host is linked.
-fn view_refs<'a>(
+/// each under `key` of its id (the hub keys them by their numbers, which
+/// it needs anyway, so that an id is hashed once). Each host met is looked
+/// up once, however many of its peers the view holds.
+fn view_by<'a, K: std::hash::Hash + Eq>(
     hosts: &'a BTreeMap<HostName, HostEntry>,
     groups: &'a foldhash::HashMap<GroupName, BTreeSet<PeerId>>,
     host: &HostName,
-) -> foldhash::HashMap<&'a PeerId, (&'a PeerRecord, bool)> {
+    mut key: impl FnMut(&'a PeerId) -> K,
+) -> foldhash::HashMap<K, Seen<'a>> {
     let mut view = foldhash::HashMap::default();
     let Some(entry) = hosts.get(host) else {
         return view;
     };
+    let mut entries: foldhash::HashMap<&HostName, Option<&HostEntry>> = Default::default();
     let theirs: BTreeSet<GroupName> = entry.peers.values().flat_map(|p| p.memberships()).collect();
     for group in &theirs {
         for id in groups.get(group).into_iter().flatten() {
             if id.host == *host {
                 continue;
             }
-            // One look-up of the id, whether it is new to the view or not.
-            if let std::collections::hash_map::Entry::Vacant(slot) = view.entry(id)
-                && let Some(seen) = hosts
-                    .get(&id.host)
-                    .and_then(|h| h.peers.get(id).map(|p| (p, h.online)))
+            // One look-up of the key, whether it is new to the view or not.
+            if let std::collections::hash_map::Entry::Vacant(slot) = view.entry(key(id))
+                && let Some(theirs) = *entries
+                    .entry(&id.host)
+                    .or_insert_with(|| hosts.get(&id.host))
+                && let Some(record) = theirs.peers.get(id)
             {
-                slot.insert(seen);
+                slot.insert((id, record, theirs.online));
             }
         }
     }
