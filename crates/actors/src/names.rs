@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 /// Why a name was refused. The message names the value, the rule it broke
@@ -60,9 +61,14 @@ fn valid(s: &str, max: usize, extra: &str) -> bool {
 macro_rules! string_newtype {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-        #[serde(transparent)]
-        pub struct $name(String);
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(CompactString);
+
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
 
         impl $name {
             /// The name as text.
@@ -86,8 +92,7 @@ macro_rules! string_newtype {
 
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let s = String::deserialize(d)?;
-                Self::new(&s).map_err(serde::de::Error::custom)
+                d.deserialize_str(NameVisitor(Self::new))
             }
         }
     };
@@ -114,7 +119,7 @@ impl HostName {
     /// Checks a host name.
     pub fn new(s: &str) -> Result<Self, NameError> {
         if valid(s, MAX_HOST_NAME, "-_") {
-            Ok(Self(s.to_owned()))
+            Ok(Self(s.into()))
         } else {
             Err(NameError::Host(s.to_owned()))
         }
@@ -138,9 +143,9 @@ impl HostName {
             .collect();
         let trimmed = cleaned.trim_matches('-');
         if trimmed.is_empty() {
-            Self("host".to_owned())
+            Self("host".into())
         } else {
-            Self(trimmed.to_owned())
+            Self(trimmed.into())
         }
     }
 }
@@ -149,7 +154,7 @@ impl PeerName {
     /// Checks a peer name.
     pub fn new(s: &str) -> Result<Self, NameError> {
         if valid(s, MAX_PEER_NAME, "._-") && s != "." && s != ".." {
-            Ok(Self(s.to_owned()))
+            Ok(Self(s.into()))
         } else {
             Err(NameError::Peer(s.to_owned()))
         }
@@ -161,7 +166,7 @@ impl GroupName {
     /// use [`GroupName::explicit`] for a group a user asks to join.
     pub fn new(s: &str) -> Result<Self, NameError> {
         if valid(s, MAX_GROUP_NAME, "._:/-") {
-            Ok(Self(s.to_owned()))
+            Ok(Self(s.into()))
         } else {
             Err(NameError::Group(s.to_owned()))
         }
@@ -178,7 +183,7 @@ impl GroupName {
 
     /// The private group of a peer: `session:HOST/NAME`.
     pub fn session(peer: &PeerId) -> Self {
-        Self(format!("{SESSION_PREFIX}{peer}"))
+        Self(compact_str::format_compact!("{SESSION_PREFIX}{peer}"))
     }
 
     /// Whether this is `peer`'s private group (without building its name).
@@ -205,7 +210,7 @@ impl MessageId {
     /// Checks a message id.
     pub fn new(s: &str) -> Result<Self, NameError> {
         if valid(s, MAX_MESSAGE_ID, "-_") {
-            Ok(Self(s.to_owned()))
+            Ok(Self(s.into()))
         } else {
             Err(NameError::MessageId(s.to_owned()))
         }
@@ -213,7 +218,10 @@ impl MessageId {
 
     /// A fresh, time-ordered id.
     pub fn generate() -> Self {
-        Self(uuid::Uuid::now_v7().simple().to_string())
+        let mut id = [0; uuid::fmt::Simple::LENGTH];
+        Self(CompactString::from(
+            uuid::Uuid::now_v7().simple().encode_lower(&mut id) as &str,
+        ))
     }
 }
 
@@ -264,8 +272,23 @@ impl Serialize for PeerId {
 
 impl<'de> Deserialize<'de> for PeerId {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Self::parse(&s).map_err(serde::de::Error::custom)
+        d.deserialize_str(NameVisitor(Self::parse))
+    }
+}
+
+/// Reads a name from a string, borrowed where the decoder can lend it, so
+/// that a name decoded is checked without a copy of its text.
+struct NameVisitor<T>(fn(&str) -> Result<T, NameError>);
+
+impl<T> serde::de::Visitor<'_> for NameVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a name")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<T, E> {
+        (self.0)(s).map_err(E::custom)
     }
 }
 
