@@ -11,6 +11,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use bytes::Bytes;
 use flotilla_actors::federation::{Frame, FramingError, encode_message};
 use tokio::sync::mpsc;
 
@@ -46,7 +47,7 @@ pub fn fits(queued: usize, size: usize, bound: usize) -> bool {
 /// The sending half, held by the session and the core.
 #[derive(Debug, Clone)]
 pub struct Outbound {
-    tx: mpsc::UnboundedSender<Vec<u8>>,
+    tx: mpsc::UnboundedSender<Bytes>,
     queued: Arc<AtomicUsize>,
     bound: usize,
     max_frame: usize,
@@ -56,7 +57,7 @@ pub struct Outbound {
 /// The writing half, run by the link's writer.
 #[derive(Debug)]
 pub struct OutboundWriter {
-    rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    rx: mpsc::UnboundedReceiver<Bytes>,
     queued: Arc<AtomicUsize>,
 }
 
@@ -81,17 +82,18 @@ pub fn outbound(
 impl Outbound {
     /// Queues `frame`; over the bound, closes the link.
     pub fn send(&self, frame: &Frame) -> Result<(), OutboundError> {
-        self.send_encoded(encode_message(frame, self.max_frame)?)
+        self.send_encoded(self.encode(frame)?)
     }
 
-    /// The bytes `frame` takes in the queue.
-    pub fn encode(&self, frame: &Frame) -> Result<Vec<u8>, OutboundError> {
-        Ok(encode_message(frame, self.max_frame)?)
+    /// The bytes `frame` takes in the queue; shared, not copied, by every
+    /// link it is queued on.
+    pub fn encode(&self, frame: &Frame) -> Result<Bytes, OutboundError> {
+        Ok(encode_message(frame, self.max_frame)?.into())
     }
 
     /// Queues a frame made by [`Outbound::encode`]; over the bound, closes
     /// the link.
-    pub fn send_encoded(&self, bytes: Vec<u8>) -> Result<(), OutboundError> {
+    pub fn send_encoded(&self, bytes: Bytes) -> Result<(), OutboundError> {
         let size = bytes.len();
         let before = self.queued.fetch_add(size, Ordering::AcqRel);
         if !fits(before, size, self.bound) {
@@ -132,8 +134,9 @@ impl OutboundWriter {
     /// stream fails.
     pub async fn run(mut self, mut send: quinn::SendStream) {
         while let Some(bytes) = self.rx.recv().await {
-            let written = send.write_all(&bytes).await;
-            self.queued.fetch_sub(bytes.len(), Ordering::AcqRel);
+            let size = bytes.len();
+            let written = send.write_chunk(bytes).await;
+            self.queued.fetch_sub(size, Ordering::AcqRel);
             if let Err(e) = written {
                 tracing::debug!("writing to a host failed: {e}");
                 return;

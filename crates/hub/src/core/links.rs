@@ -80,22 +80,21 @@ impl CoreState {
         }
     }
 
-    /// Sends one frame to several hosts, encoded once.
+    /// Sends one frame to several hosts, encoded once (again only for a
+    /// link with another frame limit) and shared by their queues.
     pub(super) fn send_to_all(&self, hosts: &[HostName], frame: &Frame) {
-        let mut encoded: Option<(usize, Vec<u8>)> = None;
+        let mut encoded: Option<(usize, bytes::Bytes)> = None;
         for host in hosts {
             let Some(link) = self.links.get(host) else {
                 continue;
             };
             let bytes = match &encoded {
                 Some((max, bytes)) if *max == link.tx.max_frame() => Ok(bytes.clone()),
-                _ => link.tx.encode(frame),
+                _ => link.tx.encode(frame).inspect(|bytes| {
+                    encoded = Some((link.tx.max_frame(), bytes.clone()));
+                }),
             };
-            let sent = bytes.and_then(|bytes| {
-                encoded = Some((link.tx.max_frame(), bytes.clone()));
-                link.tx.send_encoded(bytes)
-            });
-            log_unsent(host, frame, sent);
+            log_unsent(host, frame, bytes.and_then(|b| link.tx.send_encoded(b)));
         }
     }
 
