@@ -21,6 +21,7 @@ use flotilla_actors::names::{GroupName, HostName, PeerId};
 
 use crate::grants::{ForeignPrivateGroup, SessionGrants};
 use crate::group_policy::GroupPolicy;
+pub use untold::Untold;
 
 #[path = "roster_admit.rs"]
 mod admit;
@@ -30,6 +31,8 @@ mod forget;
 mod policy;
 #[path = "roster_sent.rs"]
 mod sent;
+#[path = "roster_untold.rs"]
+mod untold;
 #[path = "roster_views.rs"]
 mod views;
 

@@ -283,6 +283,23 @@ fn incremental_views_always_equal_a_full_recomputation() {
     // down and up; after each step every linked host's view, as built from
     // the deltas it was sent, must be exactly what a full recomputation
     // gives.
+    walk_views(7, 1);
+}
+
+#[test]
+fn changes_told_together_leave_every_view_as_changes_told_one_by_one() {
+    // The same walk with changes gathered (links still going up and down
+    // between them, as the core gathers a burst) and told at random
+    // moments: after each telling, every view is whole and exact.
+    for seed in [7, 11, 23] {
+        walk_views(seed, 4);
+    }
+}
+
+/// A walk of 300 roster changes from `seed`, told after each change with a
+/// chance of one in `tell_every`; after each telling every linked host's
+/// view, as built from its deltas, must equal a full recomputation.
+fn walk_views(seed: u64, tell_every: u64) {
     let names = ["a", "b", "c", "d", "e", "f"];
     let groups = ["g0", "g1", "g2", "g3"];
     let mut r = HubRoster::default();
@@ -302,7 +319,8 @@ fn incremental_views_always_equal_a_full_recomputation() {
             }
         }
     };
-    let mut state = 7u64;
+    let mut state = seed;
+    let mut untold = Untold::default();
     let mut next = |n: u64| {
         state = state
             .wrapping_mul(6364136223846793005)
@@ -349,8 +367,15 @@ fn incremental_views_always_equal_a_full_recomputation() {
                 change
             }
         };
-        let deltas = r.view_deltas(&change);
-        apply_to(&mut seen, deltas);
+        untold.add(&change);
+        if next(tell_every) != 0 {
+            continue;
+        }
+        let deltas = r.untold_deltas(&std::mem::take(&mut untold));
+        let each = deltas
+            .into_iter()
+            .flat_map(|(hosts, delta)| hosts.into_iter().map(move |h| (h, delta.clone())));
+        apply_to(&mut seen, each.collect());
         for (viewer, view) in &seen {
             assert_eq!(*view, r.view_for(viewer), "step {step}, viewer {viewer}");
         }

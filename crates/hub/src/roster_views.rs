@@ -12,7 +12,7 @@ use flotilla_actors::model::PeerRecord;
 use flotilla_actors::names::{GroupName, HostName, PeerId};
 
 use super::sent::{fingerprint_of, tell};
-use super::{Change, HostEntry, HubRoster};
+use super::{Change, HostEntry, HubRoster, Untold};
 
 /// What a host is told of one touched peer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -84,13 +84,23 @@ impl HubRoster {
     }
 
     /// What the linked hosts must be told after `change`, each delta with
-    /// every host that must be told exactly it: for the watchers, only the
-    /// touched peers are looked at again (so a change costs its size times
-    /// the hosts that see it, not the whole federation); the origin's own
-    /// view is recomputed when its groups may have changed.
+    /// every host that must be told exactly it (see
+    /// [`HubRoster::untold_deltas`]).
     pub fn grouped_view_deltas(&mut self, change: &Change) -> Vec<(Vec<HostName>, RosterDelta)> {
+        let mut untold = Untold::default();
+        untold.add(change);
+        self.untold_deltas(&untold)
+    }
+
+    /// What the linked hosts must be told after the changes gathered in
+    /// `untold`, each delta with every host that must be told exactly it:
+    /// for the watchers, only the touched peers are looked at again (so a
+    /// change costs its size times the hosts that see it, not the whole
+    /// federation), and a host is never told of its own peers; the views of
+    /// the hosts whose groups may have changed are recomputed.
+    pub fn untold_deltas(&mut self, untold: &Untold) -> Vec<(Vec<HostName>, RosterDelta)> {
         let mut by_told: BTreeMap<Vec<Told>, Vec<HostName>> = BTreeMap::new();
-        let touched: Vec<Touched<'_>> = change
+        let touched: Vec<Touched<'_>> = untold
             .touched
             .iter()
             .map(|id| {
@@ -110,17 +120,14 @@ impl HubRoster {
                 }
             })
             .collect();
-        for host in &change.watchers {
-            if *host == change.origin {
-                continue;
-            }
+        for host in &untold.watchers {
             // A host not sent a view is not linked: it is told nothing.
             let Some(view) = self.sent.told_mut(host) else {
                 continue;
             };
             let told: Vec<Told> = touched
                 .iter()
-                .map(|t| match t.now.filter(|_| t.seers.contains(host)) {
+                .map(|t| match t.now.filter(|_| t.sees(host)) {
                     Some((.., print)) if tell(view, t.number, print) => Told::Upsert,
                     Some(_) => Told::Nothing,
                     None if view.remove(&t.number).is_some() => Told::Removed,
@@ -135,10 +142,10 @@ impl HubRoster {
             .into_iter()
             .map(|(told, hosts)| (hosts, delta_of(&touched, &told)))
             .collect();
-        if change.origin_view
-            && let Some(delta) = self.recompute(&change.origin)
-        {
-            out.push((vec![change.origin.clone()], delta));
+        for host in &untold.recompute {
+            if let Some(delta) = self.recompute(host) {
+                out.push((vec![host.clone()], delta));
+            }
         }
         out
     }
@@ -208,6 +215,14 @@ fn view_by<'a, K: std::hash::Hash + Eq>(
         }
     }
     view
+}
+
+impl Touched<'_> {
+    /// Whether `host` may see this peer now: not its own, and sharing a
+    /// group with one of its peers.
+    fn sees(&self, host: &HostName) -> bool {
+        self.id.host != *host && self.seers.contains(host)
+    }
 }
 
 /// The hosts with a peer that shares a group with `peer`: the members of

@@ -73,9 +73,20 @@ impl CoreState {
         }
     }
 
-    /// Sends each linked host the changes of its view after `change`.
+    /// Gathers `change` to be told to the hosts that see it with the
+    /// other changes of its burst ([`CoreMsg::Tell`]).
+    ///
+    /// [`CoreMsg::Tell`]: super::CoreMsg::Tell
     pub(super) fn tell(&mut self, change: &Change) {
-        for (hosts, delta) in self.roster.grouped_view_deltas(change) {
+        self.untold.add(change);
+    }
+
+    /// Sends each linked host the changes of its view since the last
+    /// telling.
+    pub(super) fn tell_untold(&mut self) {
+        self.tell_due = false;
+        let untold = std::mem::take(&mut self.untold);
+        for (hosts, delta) in self.roster.untold_deltas(&untold) {
             self.send_to_all(&hosts, &Frame::RosterDelta(delta));
         }
     }

@@ -138,6 +138,10 @@ pub enum CoreMsg {
     RelinkGraceOver,
     /// The queue writer's outcomes of one group of writes.
     Written(Vec<crate::queue_writer::WriterDone>),
+    /// Tell the hosts what the roster changes gathered since the last
+    /// telling changed in their views: sent to itself behind the messages
+    /// already waiting, so a burst of changes is told as one.
+    Tell,
 }
 
 /// A handle on the core.
@@ -188,6 +192,10 @@ pub struct CoreState {
     /// Deliveries numbered here and not yet committed, by host: pushed
     /// behind what the store holds.
     fresh: fresh::FreshDeliveries,
+    /// Roster changes not yet told to the hosts that see them.
+    untold: crate::roster::Untold,
+    /// Whether a [`CoreMsg::Tell`] is on its way.
+    tell_due: bool,
 }
 
 impl Actor for HubCore {
@@ -229,6 +237,8 @@ impl Actor for HubCore {
             relink: relink::RelinkWaits::new(std::time::Instant::now()),
             writer,
             fresh,
+            untold: Default::default(),
+            tell_due: false,
         })
     }
 
@@ -244,7 +254,7 @@ impl Actor for HubCore {
 
     async fn handle(
         &self,
-        _: CoreRef,
+        myself: CoreRef,
         msg: CoreMsg,
         state: &mut CoreState,
     ) -> Result<(), ActorProcessingErr> {
@@ -281,6 +291,10 @@ impl Actor for HubCore {
             CoreMsg::Expire => state.expire().await,
             CoreMsg::RelinkGraceOver => state.relink_grace_over(),
             CoreMsg::Written(group) => state.on_written(group),
+            CoreMsg::Tell => state.tell_untold(),
+        }
+        if !state.untold.is_empty() && !state.tell_due {
+            state.tell_due = myself.cast(CoreMsg::Tell).is_ok();
         }
         Ok(())
     }
