@@ -35,6 +35,11 @@ impl Untold {
         }
     }
 
+    /// How many peers were touched.
+    pub fn touched(&self) -> usize {
+        self.touched.len()
+    }
+
     /// Whether there is nothing to tell.
     pub fn is_empty(&self) -> bool {
         self.touched.is_empty() && self.recompute.is_empty()

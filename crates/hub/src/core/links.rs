@@ -14,6 +14,11 @@ use crate::outbound::OutboundError;
 use crate::roster::Change;
 use crate::transport::close;
 
+/// The most peers gathered untold: past this the changes are told at once,
+/// so that a long burst does not build one delta of the whole federation
+/// for every host.
+const UNTOLD_PEERS: usize = 64;
+
 impl CoreState {
     pub(super) fn send(&self, host: &HostName, frame: Frame) {
         flotilla_actors::federation::stage::frame("hub.sent", &frame);
@@ -79,6 +84,9 @@ impl CoreState {
     /// [`CoreMsg::Tell`]: super::CoreMsg::Tell
     pub(super) fn tell(&mut self, change: &Change) {
         self.untold.add(change);
+        if self.untold.touched() >= UNTOLD_PEERS {
+            self.tell_untold();
+        }
     }
 
     /// Sends each linked host the changes of its view since the last
