@@ -306,3 +306,6 @@ impl HubRoster {
 #[cfg(test)]
 #[path = "roster_tests.rs"]
 mod tests;
+#[cfg(test)]
+#[path = "roster_walk_tests.rs"]
+mod walk_tests;

@@ -1,5 +1,6 @@
 //! What each linked host may see, and what it must be told after a change:
-//! the views part of [`HubRoster`]. A change is looked at once (each
+//! the views part of [`HubRoster`]. A change, or a burst of them gathered
+//! ([`super::Untold`]), is looked at once (each
 //! touched peer looked up, numbered and fingerprinted once, not once per
 //! host that sees it), and hosts that must be told the same thing get one
 //! delta together, so the hub encodes it once.
@@ -205,12 +206,12 @@ fn view_by<'a, K: std::hash::Hash + Eq>(
             }
             // One look-up of the key, whether it is new to the view or not.
             if let std::collections::hash_map::Entry::Vacant(slot) = view.entry(key(id))
-                && let Some(theirs) = *entries
+                && let Some(owner) = *entries
                     .entry(&id.host)
                     .or_insert_with(|| hosts.get(&id.host))
-                && let Some(record) = theirs.peers.get(id)
+                && let Some(record) = owner.peers.get(id)
             {
-                slot.insert((id, record, theirs.online));
+                slot.insert((id, record, owner.online));
             }
         }
     }
