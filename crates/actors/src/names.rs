@@ -350,4 +350,36 @@ mod tests {
         assert!(serde_json::from_str::<PeerName>("\"a b\"").is_err());
         assert!(serde_json::from_str::<GroupName>("\"ok\"").is_ok());
     }
+
+    #[test]
+    fn a_name_is_read_borrowed_unescaped_or_owned_and_checked_each_way() {
+        // Borrowed from the input, unescaped into a buffer, and owned (a
+        // `Value`): the three ways a decoder hands a string over.
+        let lent: HostName = serde_json::from_str("\"laptop\"").expect("lent");
+        let unescaped: HostName = serde_json::from_str("\"lap\\u0074op\"").expect("escaped");
+        let owned: HostName = serde_json::from_value(serde_json::json!("laptop")).expect("owned");
+        assert_eq!(lent, unescaped);
+        assert_eq!(lent, owned);
+        let refused = serde_json::from_str::<HostName>("\"lap\\u0020top\"").expect_err("space");
+        assert!(refused.to_string().contains("lap top"), "{refused}");
+        let id: PeerId = serde_json::from_value(serde_json::json!("laptop/lead")).expect("id");
+        assert_eq!(id.to_string(), "laptop/lead");
+        assert!(serde_json::from_value::<PeerId>(serde_json::json!(5)).is_err());
+    }
+
+    #[test]
+    fn a_long_name_is_kept_whole_and_encoded_as_a_short_one() {
+        // Past 24 bytes a name no longer fits inline: the same text, the
+        // same bytes on the wire.
+        let long = "a-host-name-longer-than-twenty-four-bytes";
+        let name = HostName::new(long).expect("long");
+        assert_eq!(name.as_str(), long);
+        let config = bincode::config::standard().with_limit::<1024>();
+        let bytes = bincode::serde::encode_to_vec(&name, config).expect("encode");
+        let text = bincode::serde::encode_to_vec(long, config).expect("encode text");
+        assert_eq!(bytes, text);
+        let (back, _): (HostName, usize) =
+            bincode::serde::decode_from_slice(&bytes, config).expect("decode");
+        assert_eq!(back, name);
+    }
 }
