@@ -82,17 +82,6 @@ impl SentViews {
         self.views.get_mut(host)
     }
 
-    /// Records that `host` now sees peer `n` as fingerprinted; `false` if
-    /// it was told exactly that already. The caller numbers and
-    /// fingerprints a peer once for every host a change is told to.
-    pub(crate) fn tell_numbered(&mut self, host: &HostName, n: u32, print: [u32; 2]) -> bool {
-        let view = match self.views.get_mut(host) {
-            Some(view) => view,
-            None => self.views.entry(host.clone()).or_default(),
-        };
-        tell(view, n, print)
-    }
-
     /// Records that `host` no longer sees any peer but those numbered in
     /// `keep`; returns the peers it saw and no longer does.
     pub(crate) fn hide_all_but(

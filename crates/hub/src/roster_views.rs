@@ -158,14 +158,12 @@ impl HubRoster {
             return None;
         }
         let after = view_by(&self.hosts, &self.groups, host, |id| self.sent.number(id));
+        let view = self.sent.told_mut(host)?;
         let mut kept = foldhash::HashSet::with_capacity_and_hasher(after.len(), Default::default());
         let mut upserts = Vec::new();
         for (n, (_, record, online)) in after {
             kept.insert(n);
-            if self
-                .sent
-                .tell_numbered(host, n, fingerprint_of(record, online))
-            {
+            if tell(view, n, fingerprint_of(record, online)) {
                 let record = record.clone();
                 upserts.push(RosterPeer { record, online });
             }
