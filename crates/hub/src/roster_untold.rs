@@ -15,7 +15,7 @@ use flotilla_actors::names::{HostName, PeerId};
 use super::Change;
 
 /// Changes gathered and not yet told.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct Untold {
     /// Peers added, changed, removed, or whose host's link changed.
     pub(super) touched: BTreeSet<PeerId>,

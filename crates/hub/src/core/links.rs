@@ -92,7 +92,6 @@ impl CoreState {
     /// Sends each linked host the changes of its view since the last
     /// telling.
     pub(super) fn tell_untold(&mut self) {
-        self.tell_due = false;
         let untold = std::mem::take(&mut self.untold);
         for (hosts, delta) in self.roster.untold_deltas(&untold) {
             self.send_to_all(&hosts, &Frame::RosterDelta(delta));

@@ -291,7 +291,12 @@ impl Actor for HubCore {
             CoreMsg::Expire => state.expire().await,
             CoreMsg::RelinkGraceOver => state.relink_grace_over(),
             CoreMsg::Written(group) => state.on_written(group),
-            CoreMsg::Tell => state.tell_untold(),
+            CoreMsg::Tell => {
+                // Changes told at once since it was sent (past the limit)
+                // leave nothing for it, but it was still on its way.
+                state.tell_due = false;
+                state.tell_untold();
+            }
         }
         if !state.untold.is_empty() && !state.tell_due {
             state.tell_due = myself.cast(CoreMsg::Tell).is_ok();
