@@ -102,7 +102,7 @@ fn a_host_that_does_not_read_loses_its_link_not_the_hubs_memory() {
 
 #[test]
 fn a_host_over_its_budget_is_slowed_then_cut_and_the_operator_sees_why() {
-    let extra = "host_frames_per_sec = 200\nhost_budget_cut_secs = 4\n";
+    let extra = "host_frames_per_sec = 200\nhost_budget_cut_secs = 6\n";
     let (hub, addr, _server) = hub_with(extra);
     let mut honest = host_home(&hub, "honest", &addr);
     honest.spawn_daemon("honest");

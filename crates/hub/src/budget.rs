@@ -42,6 +42,13 @@ impl Default for BudgetLimits {
     }
 }
 
+/// The share of its burst a host over budget must leave unused before it
+/// counts as within budget again. A single frame found within budget is not
+/// enough: the hub's own pacing (a sleep that overshoots by a frame's time)
+/// refills the bucket by that frame, and that must not restart the clock
+/// that cuts a host flooding without pause.
+const RECOVERED_SHARE: f64 = 0.25;
+
 /// What to do with a frame just read.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Charge {
@@ -87,7 +94,9 @@ impl LinkBudget {
         self.bytes -= size as f64;
         let debt = (-self.frames / l.frames_per_sec).max(-self.bytes / l.bytes_per_sec);
         if debt <= 0.0 {
-            self.over_since = None;
+            if self.recovered() {
+                self.over_since = None;
+            }
             return Charge::Within;
         }
         let since = *self.over_since.get_or_insert(now);
@@ -100,6 +109,20 @@ impl LinkBudget {
             ));
         }
         Charge::Slow(Duration::from_secs_f64(debt))
+    }
+
+    /// Whether the host is over its budget: slowed since a frame that was,
+    /// and not yet [`recovered`](Self::recovered).
+    pub fn is_over(&self) -> bool {
+        self.over_since.is_some()
+    }
+
+    /// Whether both buckets hold [`RECOVERED_SHARE`] of their burst: the
+    /// host sent less than its budget for a while, so it is no longer over.
+    fn recovered(&self) -> bool {
+        let l = &self.limits;
+        let share = RECOVERED_SHARE * l.burst_secs;
+        self.frames >= share * l.frames_per_sec && self.bytes >= share * l.bytes_per_sec
     }
 }
 
@@ -248,6 +271,39 @@ mod tests {
             };
             assert!(!matches!(b.charge(t, 1), Charge::Cut(_)), "cut at {i}");
         }
+    }
+
+    /// A flooder read at the budget's pace, where each wait overshoots by
+    /// more than a frame's time (a busy hub): one frame in two is within
+    /// budget, and still the host is cut once `cut_after` has passed.
+    #[test]
+    fn a_flooder_is_cut_on_time_though_the_hubs_waits_overshoot() {
+        let t0 = Instant::now();
+        let mut b = LinkBudget::new(limits(), t0);
+        let (mut t, mut within, mut cut) = (t0, 0, false);
+        for _ in 0..10_000 {
+            match b.charge(t, 1) {
+                // Its next frame is already waiting: read at once.
+                Charge::Within if t > t0 => {
+                    assert!(b.is_over(), "a flooder is still over its budget");
+                    within += 1;
+                }
+                // Its burst.
+                Charge::Within => {}
+                Charge::Slow(wait) => t += wait + Duration::from_millis(120),
+                Charge::Cut(_) => {
+                    cut = true;
+                    break;
+                }
+            }
+        }
+        assert!(cut, "never cut");
+        assert!(within > 20, "the overshoot let frames in: {within}");
+        let took = t - t0;
+        assert!(
+            took >= Duration::from_secs(5) && took < Duration::from_secs(6),
+            "cut after {took:?}"
+        );
     }
 
     #[test]

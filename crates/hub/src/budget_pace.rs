@@ -33,8 +33,10 @@ impl BudgetPace {
         report: impl Fn(BudgetEvent),
     ) -> Option<String> {
         match self.budget.charge(Instant::now(), size) {
+            // Within for this frame, and no longer over (not merely a
+            // frame let in by a long wait): the operator sees it.
             Charge::Within => {
-                if self.is_slow {
+                if self.is_slow && !self.budget.is_over() {
                     report(BudgetEvent::Slowed(std::mem::take(&mut self.slowed)));
                     report(BudgetEvent::Within);
                     self.is_slow = false;
