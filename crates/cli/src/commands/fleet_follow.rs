@@ -84,6 +84,26 @@ impl Only {
 /// (`flotilla.fleet-decision.v1`) and per member event
 /// (`flotilla.fleet-member-event.v1`), in time order.
 pub(crate) async fn follow(env: &Env, name: PeerName, only: Only) -> Result<u8> {
+    let ended = follow_to_the_end(env, name, only).await;
+    settle_terminal();
+    ended
+}
+
+/// On a terminal, waits (at most crossterm's 2 s) until the terminal has
+/// taken in all that was printed. A tmux pane whose command exits drops
+/// the output it has not read yet, so a control-room pane lost the lines
+/// its follow printed last; a terminal answers a question about the
+/// cursor only once it has processed everything written before it.
+fn settle_terminal() {
+    use std::io::{IsTerminal, Write};
+    let mut stdout = std::io::stdout();
+    if stdout.is_terminal() {
+        let _ = stdout.flush();
+        let _ = ratatui::crossterm::cursor::position();
+    }
+}
+
+async fn follow_to_the_end(env: &Env, name: PeerName, only: Only) -> Result<u8> {
     let mut client = env.client().await?;
     let mut shown = 0usize;
     let mut seen: BTreeMap<String, u64> = BTreeMap::new();
