@@ -357,10 +357,17 @@ pub async fn roster(home: &Home) -> Result<HubRosterReply, HubServerError> {
     Ok(control::roster(&hub_socket(home)).await?)
 }
 
+/// [`roster`] read as `R`: any shape its JSON fits (see
+/// [`control::roster_as`]).
+pub async fn roster_as<R: serde::de::DeserializeOwned>(home: &Home) -> Result<R, HubServerError> {
+    Ok(control::roster_as(&hub_socket(home)).await?)
+}
+
 /// [`roster`] as the hub wrote it (`flotilla.hub-roster.v1`), not read
-/// into types: for `hub roster --json`, which only prints it.
-pub async fn roster_json(home: &Home) -> Result<Box<serde_json::value::RawValue>, HubServerError> {
-    Ok(control::roster_json(&hub_socket(home)).await?)
+/// into types but passed through `into`: for `hub roster --json`, which
+/// only prints it.
+pub async fn roster_to<S: serde::Serializer>(home: &Home, into: S) -> Result<(), HubServerError> {
+    Ok(control::roster_to(&hub_socket(home), into).await?)
 }
 
 /// Advertises the hub over mDNS (`_flotilla-hub._udp.local.`, TXT `fp`,

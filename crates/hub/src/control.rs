@@ -28,12 +28,13 @@ pub enum HubRequest {
     Roster,
 }
 
-/// An answer: the result, or an error for a person.
+/// An answer: the result, or an error for a person. A client may read the
+/// roster as any shape that its JSON fits ([`roster_as`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum HubAnswer {
+pub enum HubAnswer<R = HubRosterReply> {
     /// The roster.
-    Roster(HubRosterReply),
+    Roster(R),
     /// What went wrong.
     Error(String),
 }
@@ -87,10 +88,18 @@ async fn answer(stream: UnixStream, core: CoreRef) -> Result<(), HubControlError
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read).lines();
     while let Some(line) = lines.next_line().await? {
-        let answer = match serde_json::from_str::<HubRequest>(&line) {
+        let answer: HubAnswer = match serde_json::from_str::<HubRequest>(&line) {
             Ok(HubRequest::Roster) => {
                 match core.call(CoreMsg::Roster, Some(ANSWER_TIMEOUT)).await {
-                    Ok(CallResult::Success(roster)) => HubAnswer::Roster(roster),
+                    Ok(CallResult::Success(Ok(roster))) => {
+                        // `HubAnswer::Roster`, with the roster as the core
+                        // wrote it.
+                        for part in [ROSTER_HEAD, &roster, ANSWER_TAIL] {
+                            write.write_all(part).await?;
+                        }
+                        continue;
+                    }
+                    Ok(CallResult::Success(Err(e))) => HubAnswer::Error(e),
                     _ => HubAnswer::Error("the hub did not answer in time".into()),
                 }
             }
@@ -103,32 +112,45 @@ async fn answer(stream: UnixStream, core: CoreRef) -> Result<(), HubControlError
     Ok(())
 }
 
+/// What comes before and after a roster's JSON in its answer's line.
+const ROSTER_HEAD: &[u8] = b"{\"roster\":";
+const ANSWER_TAIL: &[u8] = b"}\n";
+
 /// Asks the hub at `path` for its roster.
 pub async fn roster(path: &Path) -> Result<HubRosterReply, HubControlError> {
+    roster_as(path).await
+}
+
+/// Asks the hub at `path` for its roster and reads it as `R`: any shape its
+/// JSON fits, such as a few of its fields (what is not asked for is
+/// skipped, not kept).
+pub async fn roster_as<R: serde::de::DeserializeOwned>(path: &Path) -> Result<R, HubControlError> {
     match serde_json::from_str(&ask_roster(path).await?)? {
         HubAnswer::Roster(r) => Ok(r),
         HubAnswer::Error(e) => Err(HubControlError::Refused(e)),
     }
 }
 
-/// The answer with the roster as the hub wrote it, checked as JSON but not
-/// read into types (a roster of 1,000 hosts is megabytes).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum RawAnswer {
-    Roster(Box<serde_json::value::RawValue>),
-    Error(String),
+/// Asks the hub at `path` for its roster and writes it through `into` as
+/// the hub wrote it (a `flotilla.hub-roster.v1` object), read once and not
+/// into types: for a caller that only passes it on (a roster of 1,000
+/// hosts is megabytes).
+pub async fn roster_to<S: serde::Serializer>(path: &Path, into: S) -> Result<(), HubControlError> {
+    let line = ask_roster(path).await?;
+    transcode_answer(&line, into)
 }
 
-/// Asks the hub at `path` for its roster and returns it as the hub wrote
-/// it (a `flotilla.hub-roster.v1` object, compact JSON): for a caller that
-/// only passes it on.
-pub async fn roster_json(path: &Path) -> Result<Box<serde_json::value::RawValue>, HubControlError> {
-    match serde_json::from_str(&ask_roster(path).await?)? {
-        RawAnswer::Roster(r) => Ok(r),
-        RawAnswer::Error(e) => Err(HubControlError::Refused(e)),
-    }
+/// Reads an answer's line and passes its roster to `into`.
+fn transcode_answer<S: serde::Serializer>(line: &str, into: S) -> Result<(), HubControlError> {
+    use serde::Deserializer as _;
+    let mut from = serde_json::Deserializer::from_str(line);
+    let refused = from.deserialize_map(transcode::AnswerVisitor(into))?;
+    from.end()?;
+    refused.map_or(Ok(()), |e| Err(HubControlError::Refused(e)))
 }
+
+#[path = "control_transcode.rs"]
+mod transcode;
 
 /// Sends the roster request; returns the answer's line, not read yet.
 async fn ask_roster(path: &Path) -> Result<String, HubControlError> {
@@ -142,10 +164,9 @@ async fn ask_roster(path: &Path) -> Result<String, HubControlError> {
     let mut request = serde_json::to_vec(&HubRequest::Roster)?;
     request.push(b'\n');
     write.write_all(&request).await?;
-    let mut lines = BufReader::new(read).lines();
-    let line = tokio::time::timeout(ANSWER_TIMEOUT, lines.next_line())
+    let mut line = String::new();
+    tokio::time::timeout(ANSWER_TIMEOUT, BufReader::new(read).read_line(&mut line))
         .await
-        .map_err(|_| HubControlError::Refused("no answer in time".into()))??
-        .unwrap_or_default();
+        .map_err(|_| HubControlError::Refused("no answer in time".into()))??;
     Ok(line)
 }

@@ -68,7 +68,9 @@ pub(crate) async fn roster(env: &Env) -> Result<u8> {
     if env.json {
         // Passed on as the hub wrote it: reading megabytes of roster into
         // types only to write them out again was most of the command's time.
-        output::json_text(&hub_server::roster_json(&env.home).await?)?;
+        let mut pretty = Vec::new();
+        hub_server::roster_to(&env.home, &mut serde_json::Serializer::pretty(&mut pretty)).await?;
+        output::json_pretty(&pretty)?;
     } else {
         out!(
             "{}",

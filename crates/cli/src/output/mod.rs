@@ -37,9 +37,16 @@ pub(crate) enum StdoutError {
 
 /// Writes `text` to stdout and flushes it, so a closed pipe shows at once.
 pub(crate) fn write_stdout(text: std::fmt::Arguments<'_>) -> Result<(), StdoutError> {
+    to_stdout(|out| out.write_fmt(text))
+}
+
+/// Runs `write` on stdout and flushes it, a closed pipe made
+/// [`StdoutError::Closed`].
+fn to_stdout(
+    write: impl FnOnce(&mut std::io::StdoutLock<'static>) -> std::io::Result<()>,
+) -> Result<(), StdoutError> {
     let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_fmt(text)
+    write(&mut stdout)
         .and_then(|()| stdout.flush())
         .map_err(|e| match e.kind() {
             std::io::ErrorKind::BrokenPipe => StdoutError::Closed,
@@ -78,15 +85,10 @@ pub(crate) fn json<T: Serialize>(value: &T) -> Result<(), StdoutError> {
     outln!("{text}")
 }
 
-/// Prints JSON that arrived as text (a reply passed on unread) as [`json`]
-/// prints a value: re-indented token by token, never read into types.
-pub(crate) fn json_text(text: &serde_json::value::RawValue) -> Result<(), StdoutError> {
-    let mut pretty = Vec::with_capacity(text.get().len() * 2);
-    let mut from = serde_json::Deserializer::from_str(text.get());
-    serde_transcode::transcode(&mut from, &mut serde_json::Serializer::pretty(&mut pretty))?;
-    let pretty =
-        String::from_utf8(pretty).map_err(|e| StdoutError::Failed(std::io::Error::other(e)))?;
-    outln!("{pretty}")
+/// Prints JSON passed on unread (a reply re-indented token by token as it
+/// was read, never read into types) as [`json`] prints a value.
+pub(crate) fn json_pretty(pretty: &[u8]) -> Result<(), StdoutError> {
+    to_stdout(|out| out.write_all(pretty).and_then(|()| out.write_all(b"\n")))
 }
 
 /// Prints `value` as [`json`] does, with `"schema": schema_id` first when

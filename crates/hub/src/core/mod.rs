@@ -24,7 +24,7 @@ use crate::grants::SessionGrants;
 use crate::group_policy::GroupPolicy;
 use crate::roster::HubRoster;
 use crate::store::{Depth, HubStore};
-use crate::view::{self, HubRosterReply};
+use crate::view;
 
 mod admit;
 mod deliver;
@@ -126,8 +126,10 @@ pub enum CoreMsg {
         /// The frame.
         frame: Frame,
     },
-    /// The operator's view.
-    Roster(RpcReplyPort<HubRosterReply>),
+    /// The operator's view, as JSON (a `flotilla.hub-roster.v1` object,
+    /// written by [`view::write_roster`]).
+    /// An error is for a person: it is a bug in the view's shape.
+    Roster(RpcReplyPort<Result<Vec<u8>, String>>),
     /// The operator's group list changed (read again from its file): every
     /// host's peers are screened again.
     SetPolicy(GroupPolicy),
@@ -196,6 +198,9 @@ pub struct CoreState {
     untold: crate::roster::Untold,
     /// Whether a [`CoreMsg::Tell`] is on its way.
     tell_due: bool,
+    /// The size of the last operator's view: the next one is written into
+    /// a buffer that large (megabytes at 1,000 hosts).
+    roster_json_len: usize,
 }
 
 impl Actor for HubCore {
@@ -239,6 +244,7 @@ impl Actor for HubCore {
             fresh,
             untold: Default::default(),
             tell_due: false,
+            roster_json_len: 0,
         })
     }
 
@@ -279,13 +285,7 @@ impl Actor for HubCore {
                 }
             }
             CoreMsg::Roster(reply) => {
-                let _ = reply.send(view::roster(
-                    &state.hub,
-                    &state.roster,
-                    &state.links,
-                    &state.depths,
-                    &state.budgets,
-                ));
+                let _ = reply.send(state.roster_json());
             }
             CoreMsg::SetPolicy(policy) => state.set_policy(policy),
             CoreMsg::Expire => state.expire().await,
@@ -306,6 +306,23 @@ impl Actor for HubCore {
 }
 
 impl CoreState {
+    /// The operator's view, as JSON.
+    fn roster_json(&mut self) -> Result<Vec<u8>, String> {
+        let parts = view::RosterParts {
+            hub: &self.hub,
+            roster: &self.roster,
+            links: &self.links,
+            depths: &self.depths,
+            budgets: &self.budgets,
+        };
+        let mut out = Vec::with_capacity(self.roster_json_len + self.roster_json_len / 8);
+        // Writing into memory fails only on a bug in the view's shape.
+        view::write_roster(&parts, Timestamp::now(), &mut out)
+            .map_err(|e| format!("the hub could not write its roster ({e}); report this bug"))?;
+        self.roster_json_len = out.len();
+        Ok(out)
+    }
+
     /// The outcomes of one group of the queue writer's writes; each host
     /// something was queued for is pushed to once.
     fn on_written(&mut self, group: Vec<crate::queue_writer::WriterDone>) {
