@@ -3,8 +3,9 @@
 //! round-trip time, last change, peers, lanes, the memberships the
 //! operator's group list refused, and the messages queued for it.
 //!
-//! Owns the JSON shape; built from the core's state, read-only. Must not
-//! change anything.
+//! Owns the JSON shape: its types (the documented schema, read by clients)
+//! and its writing straight from the core's state ([`write_roster`]),
+//! read-only. Must not change anything.
 
 use std::collections::HashMap;
 
@@ -139,6 +140,7 @@ struct RosterOut<'a> {
     hosts: HostsOut<'a>,
 }
 
+/// Every host the hub knows, each as a [`HubHostView`].
 struct HostsOut<'a>(&'a RosterParts<'a>);
 
 impl Serialize for HostsOut<'_> {
