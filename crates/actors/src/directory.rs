@@ -6,15 +6,19 @@
 
 use std::collections::BTreeMap;
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use crate::model::PeerRecord;
-use crate::names::{GroupName, PeerId};
+use crate::names::{GroupName, HostName, PeerId};
 
 /// A snapshot of the peers a host knows, keyed by id.
 #[derive(Debug, Clone, Default)]
 pub struct Directory {
     peers: BTreeMap<PeerId, PeerRecord>,
+    /// The ids with each name, in id order: a target given by name is
+    /// found without looking at every peer of the federation.
+    by_name: BTreeMap<CompactString, Vec<PeerId>>,
 }
 
 /// Why one target of a send was refused.
@@ -78,9 +82,14 @@ pub struct NotMember {
 impl Directory {
     /// Builds a directory from records.
     pub fn new(peers: impl IntoIterator<Item = PeerRecord>) -> Self {
-        Self {
-            peers: peers.into_iter().map(|p| (p.id.clone(), p)).collect(),
+        let peers: BTreeMap<PeerId, PeerRecord> =
+            peers.into_iter().map(|p| (p.id.clone(), p)).collect();
+        let mut by_name: BTreeMap<CompactString, Vec<PeerId>> = BTreeMap::new();
+        for id in peers.keys() {
+            let name = CompactString::from(id.name.as_str());
+            by_name.entry(name).or_default().push(id.clone());
         }
+        Self { peers, by_name }
     }
 
     /// Looks a peer up by id.
@@ -91,6 +100,15 @@ impl Directory {
     /// Every peer, ordered by id.
     pub fn iter(&self) -> impl Iterator<Item = &PeerRecord> {
         self.peers.values()
+    }
+
+    /// The peers of `host`, ordered by id: found where they start, not by
+    /// looking at every peer of the federation.
+    pub fn of_host<'a>(&'a self, host: &'a HostName) -> impl Iterator<Item = &'a PeerRecord> {
+        self.peers
+            .range(PeerId::before_all_of(host)..)
+            .take_while(move |(id, _)| id.host == *host)
+            .map(|(_, p)| p)
     }
 
     /// How many peers there are.
@@ -126,9 +144,11 @@ impl Directory {
             };
         }
         let named: Vec<&PeerRecord> = self
-            .peers
-            .values()
-            .filter(|p| p.id.name.as_str() == target)
+            .by_name
+            .get(target)
+            .into_iter()
+            .flatten()
+            .filter_map(|id| self.peers.get(id))
             .collect();
         let visible: Vec<&PeerRecord> = named
             .iter()
@@ -226,6 +246,32 @@ mod tests {
                 .collect(),
             joined_at: Timestamp(0),
         }
+    }
+
+    #[test]
+    fn the_peers_of_a_host_are_its_own_and_all_of_them() {
+        let hosts = [
+            "la", "lap", "lap-2", "lap_2", "laptop", "laptop-x", "m", "0",
+        ];
+        let names = ["-", ".a", "0", "A", "_", "a", "z", "zz"];
+        let dir = Directory::new(
+            hosts
+                .iter()
+                .filter(|h| **h != "m")
+                .flat_map(|h| names.iter().map(move |n| peer(&format!("{h}/{n}"), &[]))),
+        );
+        for host in hosts.iter().chain(&["k", "zzz"]) {
+            let host = HostName::new(host).expect("host");
+            let found: Vec<&PeerId> = dir.of_host(&host).map(|p| &p.id).collect();
+            let every: Vec<&PeerId> = dir
+                .iter()
+                .filter(|p| p.id.host == host)
+                .map(|p| &p.id)
+                .collect();
+            assert_eq!(found, every, "{host}");
+        }
+        let laptop = HostName::new("laptop").expect("host");
+        assert_eq!(dir.of_host(&laptop).count(), names.len());
     }
 
     fn dir() -> Directory {

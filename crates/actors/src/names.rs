@@ -240,6 +240,16 @@ impl PeerId {
         Self { host, name }
     }
 
+    /// An id that sorts before every peer of `host` and after every peer
+    /// of the hosts before it (its name is empty, which no peer's is): the
+    /// start of `host`'s peers in a map ordered by id.
+    pub(crate) fn before_all_of(host: &HostName) -> Self {
+        Self {
+            host: host.clone(),
+            name: PeerName(CompactString::default()),
+        }
+    }
+
     /// Parses `HOST/NAME`.
     pub fn parse(s: &str) -> Result<Self, NameError> {
         let (host, name) = s

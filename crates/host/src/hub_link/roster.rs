@@ -18,8 +18,7 @@ pub struct SentRoster {
 impl SentRoster {
     fn local(host: &HostName, directory: &Directory) -> BTreeMap<PeerId, PeerRecord> {
         directory
-            .iter()
-            .filter(|p| p.id.host == *host)
+            .of_host(host)
             .map(|p| (p.id.clone(), p.clone()))
             .collect()
     }
